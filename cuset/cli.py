@@ -1,0 +1,265 @@
+"""The `cuset` command line: every analysis stage, scriptable with `--json`.
+
+    cuset tag kernel.cu                      CUDA-sensitive spans
+    cuset score kernel.cu --model tiny       per-token probability, entropy, rank, categories
+    cuset regions bundled --limit 20         low-confidence sensitive regions
+    cuset stats bundled                      confidence of sensitive vs other tokens, per category
+    cuset objective bundled --config c.yaml  masked fraction and sample-weight distribution
+
+DATA is 'bundled', a .jsonl/.parquet file, a single code file (.cu/.py/.md) or hf:NAME.
+Bad input exits with status 2 and one message on stderr naming the file, line and field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from cuset.data import DataError
+
+EXIT_BAD_INPUT = 2
+
+
+def _field_map(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, column = pair.partition("=")
+        if not sep or not name or not column:
+            raise DataError(f"--field {pair!r}: write it as NAME=COLUMN, e.g. --field response=completion.")
+        out[name] = column
+    return out
+
+
+def _samples(args: argparse.Namespace) -> list[Any]:
+    from cuset.data import load
+
+    samples = load(args.data, _field_map(args.field), split=args.split)
+    if args.ids:
+        wanted = set(args.ids.split(","))
+        samples = [s for s in samples if s.id in wanted]
+        missing = wanted - {s.id for s in samples}
+        if missing:
+            raise DataError(f"{args.data}: no samples with id(s) {', '.join(sorted(missing))}.")
+    return samples[: args.limit] if args.limit else samples
+
+
+def _scored(args: argparse.Namespace) -> Any:
+    from tqdm import tqdm
+
+    from cuset.confidence import ScoreConfig, score_dataset
+
+    samples = _samples(args)
+    config = ScoreConfig(model=args.model, max_length=args.max_length, batch_size=args.batch_size, dtype=args.dtype)
+    bar = tqdm(total=len(samples), desc="scoring", unit="sample", file=sys.stderr, disable=args.quiet)
+
+    def progress(done: int, total: int) -> None:
+        bar.update(done - bar.n)
+
+    scored = score_dataset(samples, config, progress, dataset_name=str(args.data), use_cache=not args.no_cache)
+    bar.close()
+    return scored
+
+
+def _emit(args: argparse.Namespace, payload: Any, lines: list[str]) -> None:
+    if args.json:
+        print(json.dumps(payload, indent=None if args.compact else 2, default=float))
+    else:
+        print("\n".join(lines))
+
+
+def cmd_tag(args: argparse.Namespace) -> int:
+    from cuset.sensitivity import tag
+
+    out, lines = [], []
+    for sample in _samples(args):
+        result = tag(sample.response)
+        line_starts = [0] + [i + 1 for i, ch in enumerate(sample.response) if ch == "\n"]
+        spans = []
+        for span in result.spans:
+            line = _line_of(line_starts, span.start)
+            spans.append({**asdict(span), "line": line})
+        out.append({"id": sample.id, "spans": spans, "blocks": [asdict(b) for b in result.blocks], "notes": result.notes})
+        lines.append(f"== {sample.id}: {len(spans)} spans")
+        lines += [f"  line {s['line']:>4}  {s['category']:<15} {s['text'][:60]!r}" for s in spans]
+        lines += [f"  note: {note}" for note in result.notes]
+    _emit(args, out if len(out) > 1 else out[0], lines)
+    return 0
+
+
+def _line_of(line_starts: list[int], offset: int) -> int:
+    import bisect
+
+    return bisect.bisect_right(line_starts, offset)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from cuset import models
+    from cuset.confidence import describe
+
+    scored = _scored(args)
+    _, tokenizer, _ = models.load(args.model, args.dtype)
+    out, lines = [], []
+    for sample, scores, tagged in zip(scored.samples, scored.scores, scored.tags):
+        rows = describe(scores, sample.response, tagged, tokenizer)
+        out.append({"id": sample.id, "truncated": scores.truncated, "tokens": rows})
+        lines.append(f"== {sample.id}: {len(rows)} response tokens" + ("  [TRUNCATED at max_length]" if scores.truncated else ""))
+        lines.append(f"  {'#':>5} {'token':<18} {'p':>7} {'entropy':>8} {'rank':>6}  categories")
+        for row in rows[: args.show]:
+            lines.append(
+                f"  {row['index']:>5} {row['text'][:18]!r:<18} {row['p']:>7.4f} {row['entropy']:>8.3f} {row['rank']:>6}  {','.join(row['categories'])}"
+            )
+        if len(rows) > args.show:
+            lines.append(f"  ... {len(rows) - args.show} more tokens (--show N, or --json for all)")
+    stats = scored.stats
+    lines.append(
+        f"scored {stats['n_tokens']} tokens of {stats['n_samples']} samples in {stats['seconds']:.2f} s "
+        f"({stats['cache_hits']} from cache; model {stats['model']})"
+    )
+    _emit(args, {"samples": out, "stats": stats}, lines)
+    return 0
+
+
+def _objective_config(args: argparse.Namespace) -> Any:
+    from cuset.objective import ObjectiveConfig
+
+    config = ObjectiveConfig.load(args.config) if args.config else ObjectiveConfig()
+    overrides = {k: getattr(args, k) for k in ("threshold_mode", "quantile", "tau", "policy") if getattr(args, k, None) is not None}
+    data = {**config.to_dict(), **overrides}
+    if getattr(args, "method_regions", None):
+        data["regions"] = {**data["regions"], "method": args.method_regions}
+    if getattr(args, "max_gap", None) is not None:
+        data["regions"] = {**data["regions"], "max_gap": args.max_gap}
+    return ObjectiveConfig.from_dict(data, args.config or "options")
+
+
+def cmd_regions(args: argparse.Namespace) -> int:
+    from cuset.objective import compute
+
+    scored = _scored(args)
+    config = _objective_config(args)
+    result = compute(scored.table, config)
+    regions = result.regions
+    out, lines = [], [f"{len(regions)} regions ({config.regions.method}, max_gap {config.regions.max_gap})"]
+    for i in range(len(regions)):
+        sample = scored.samples[int(regions.sample[i])]
+        text = sample.response[regions.char_start[i] : regions.char_end[i]]
+        line = sample.response.count("\n", 0, int(regions.char_start[i])) + 1
+        row = {
+            "sample": sample.id,
+            "kind": regions.kind_names()[i],
+            "line": line,
+            "tokens": [int(regions.tok_start[i]), int(regions.tok_end[i])],
+            "chars": [int(regions.char_start[i]), int(regions.char_end[i])],
+            "size": int(regions.size[i]),
+            "mean_p": float(regions.mean_p[i]),
+            "text": text,
+        }
+        out.append(row)
+        lines.append(f"  {sample.id[:32]:<32} line {line:>4}  {row['kind']:<21} size {row['size']:>3}  mean p {row['mean_p']:.3f}  {text[:50]!r}")
+    _emit(args, {"regions": out, "stats": result.stats}, lines)
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from cuset.confidence import category_stats
+
+    scored = _scored(args)
+    rows = category_stats(scored.table, args.high)
+    lines = [f"{'category':<16} {'tokens':>8} {'mean p':>8} {'median p':>9} {'p>=' + str(args.high):>8}"]
+    lines += [
+        f"{r['category']:<16} {r['tokens']:>8} {r['mean_p']:>8.3f} {r['median_p']:>9.3f} {r['high_confidence_share']:>8.1%}"
+        for r in rows
+    ]
+    _emit(args, {"rows": rows, "high": args.high, "stats": scored.stats}, lines)
+    return 0
+
+
+def cmd_objective(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from cuset.objective import compute
+
+    scored = _scored(args)
+    config = _objective_config(args)
+    result = compute(scored.table, config, args.method)
+    s = result.stats
+    hist, edges = np.histogram(result.weights, bins=10)
+    lines = [
+        f"method {args.method}, threshold {config.threshold_mode} "
+        + (f"q={config.quantile}" if config.threshold_mode == "quantile" else f"tau={config.tau}")
+        + f", policy {config.policy}",
+        f"masked fraction       {s['masked_fraction']:.3%} (sensitive {s['masked_fraction_sensitive']:.3%}, other {s['masked_fraction_other']:.3%})",
+        f"low-confidence tokens {s['low_fraction']:.3%}; low sensitive {s['low_sensitive_tokens']}, preserved {s['low_sensitive_preserved']}",
+        f"regions               {s['n_regions']}  {s['regions_by_kind']}",
+        f"sample weights        mean {s['weight_mean']:.3f}, min {s['weight_min']:.3f}, max {s['weight_max']:.3f}, "
+        f"effective sample size {s['effective_sample_size']:.1f} of {s['n_samples']}",
+    ]
+    lines += [f"  w in [{lo:.2f}, {hi:.2f}) {'#' * int(c)}" if c < 60 else f"  w in [{lo:.2f}, {hi:.2f}) {c}" for lo, hi, c in zip(edges[:-1], edges[1:], hist)]
+    if args.save:
+        from cuset.workspace import Store
+
+        Store().save_objective_config(args.save, config.to_dict())
+        lines.append(f"saved objective config {args.save!r} in the workspace store")
+    payload = {"config": config.to_dict(), "stats": s, "weight_histogram": {"counts": hist.tolist(), "edges": edges.tolist()}}
+    _emit(args, payload, lines)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cuset", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("data", help="'bundled', a .jsonl/.parquet file, a code file, or hf:NAME")
+    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    common.add_argument("--compact", action="store_true", help="with --json: one line")
+    common.add_argument("--field", action="append", default=[], metavar="NAME=COLUMN", help="map a source column onto a sample field")
+    common.add_argument("--split", default="train", help="split of an HF data set")
+    common.add_argument("--ids", help="comma-separated sample ids to keep")
+    common.add_argument("--limit", type=int, default=0, help="keep the first N samples")
+    scoring = argparse.ArgumentParser(add_help=False)
+    scoring.add_argument("--model", default=None, help="model name, folder or hub id (default: $CUSET_MODEL or the embedded SmolLM2-135M)")
+    scoring.add_argument("--max-length", type=int, default=2048)
+    scoring.add_argument("--batch-size", type=int, default=4)
+    scoring.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
+    scoring.add_argument("--no-cache", action="store_true", help="score again even when cached")
+    scoring.add_argument("--quiet", action="store_true", help="no progress bar")
+    objective = argparse.ArgumentParser(add_help=False)
+    objective.add_argument("--config", help="objective config (YAML/JSON)")
+    objective.add_argument("--threshold-mode", dest="threshold_mode", choices=("quantile", "absolute"))
+    objective.add_argument("--quantile", type=float)
+    objective.add_argument("--tau", type=float)
+    objective.add_argument("--policy", choices=("protect_regions", "protect_sensitive", "none"))
+    objective.add_argument("--region-method", dest="method_regions", choices=("gap", "statement", "dbscan"))
+    objective.add_argument("--max-gap", dest="max_gap", type=int)
+
+    sub.add_parser("tag", parents=[common], help="CUDA-sensitive spans").set_defaults(func=cmd_tag)
+    p = sub.add_parser("score", parents=[common, scoring], help="per-token confidence")
+    p.add_argument("--show", type=int, default=80, help="tokens per sample in the table")
+    p.set_defaults(func=cmd_score)
+    sub.add_parser("regions", parents=[common, scoring, objective], help="low-confidence sensitive regions").set_defaults(func=cmd_regions)
+    p = sub.add_parser("stats", parents=[common, scoring], help="confidence of sensitive vs other tokens")
+    p.add_argument("--high", type=float, default=0.5, help="p at or above which a token counts as high-confidence")
+    p.set_defaults(func=cmd_stats)
+    p = sub.add_parser("objective", parents=[common, scoring, objective], help="mask and weight figures of an objective config")
+    p.add_argument("--method", default="cuset", choices=("sft", "dft", "token-mask", "region-weight", "cuset"))
+    p.add_argument("--save", metavar="NAME", help="save the resolved config under NAME in the workspace")
+    p.set_defaults(func=cmd_objective)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from cuset.models import ModelError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (DataError, ModelError, ValueError) as exc:
+        print(f"cuset {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

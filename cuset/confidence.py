@@ -1,0 +1,542 @@
+"""Per-token confidence of a model over sample responses (teacher forcing), cached on disk.
+
+Each sample is rendered with the model's chat template (user = instruction, assistant =
+response) and run through the model once; only tokens of the response are scored. Per token:
+the gold token id, its character span in the response, the probability and log-probability of
+the gold token, the entropy of the predicted distribution (nats), the rank of the gold token
+(1 = the model's top choice) and the top-k alternatives with their probabilities.
+
+Samples are batched with length bucketing (similar lengths together, so little padding) under
+`torch.inference_mode`. The vocabulary projection is applied only to the positions that predict
+response tokens. Results are cached as Parquet per sample, keyed by a hash of (model
+fingerprint, rendered text, template, max length), so a data set is scored once. A sequence
+longer than `max_length` tokens is cut there and the sample is flagged `truncated`.
+
+    cuset score kernel.cu --model tiny
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cuset.data import Sample
+from cuset.sensitivity import CATEGORIES, CATEGORY_BIT, STATEMENT_KINDS, TagResult, tag
+from cuset.workspace import workspace_dir
+
+CACHE_VERSION = "1"
+
+
+@dataclass
+class ScoreConfig:
+    """How responses are scored."""
+
+    model: str = field(default="default", metadata={"help": "Model name, folder or hub id (see cuset.models)."})
+    max_length: int = field(default=2048, metadata={"help": "Longest prompt+response in tokens; longer ones are cut and flagged."})
+    batch_size: int = field(default=4, metadata={"help": "Samples per forward pass."})
+    top_k: int = field(default=5, metadata={"help": "Alternatives kept per token."})
+    dtype: str = field(default="float32", metadata={"help": "'float32' or 'bfloat16' (faster on CPUs with avx512_bf16)."})
+    use_chat_template: bool = field(default=True, metadata={"help": "Render with the tokenizer's chat template."})
+
+    def __post_init__(self) -> None:
+        if self.max_length < 8:
+            raise ValueError(f"max_length={self.max_length} is too small: use at least 8 tokens.")
+        if self.batch_size < 1 or self.top_k < 1:
+            raise ValueError("batch_size and top_k must be at least 1.")
+        if self.dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"dtype={self.dtype!r}: use 'float32' or 'bfloat16'.")
+
+
+@dataclass
+class TokenScores:
+    """The scores of one sample's response tokens; arrays have shape [n] (topk: [n, k]).
+
+    `starts`/`ends` are character offsets into `sample.response`. `truncated` says the sequence
+    was cut at max_length, so the response's tail has no scores.
+    """
+
+    sample_id: str
+    token_ids: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    p: np.ndarray
+    logp: np.ndarray
+    entropy: np.ndarray
+    rank: np.ndarray
+    topk_ids: np.ndarray
+    topk_p: np.ndarray
+    truncated: bool = False
+    n_prompt_tokens: int = 0
+
+    def __len__(self) -> int:
+        return int(self.token_ids.shape[0])
+
+
+@dataclass
+class RenderedSample:
+    input_ids: list[int]
+    response_mask: np.ndarray  # bool [L]: token belongs to the response
+    starts: np.ndarray  # char offsets into the response (clipped), [L]
+    ends: np.ndarray
+    truncated: bool
+    key: str
+
+
+def render(sample: Sample, tokenizer: Any, config: ScoreConfig, fingerprint: str) -> RenderedSample:
+    """Render prompt+response, tokenize with offsets and mark the response tokens."""
+    response = sample.response
+    if config.use_chat_template and getattr(tokenizer, "chat_template", None):
+        messages = [{"role": "user", "content": sample.instruction}]
+        prefix = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        full = tokenizer.apply_chat_template(
+            messages + [{"role": "assistant", "content": response}], tokenize=False
+        )
+        start = len(prefix) if full.startswith(prefix) and full[len(prefix):].startswith(response) else full.rfind(response)
+        template = tokenizer.chat_template
+    else:
+        prefix = sample.instruction + "\n" if sample.instruction else ""
+        full, start, template = prefix + response, len(prefix), ""
+    if start < 0:
+        raise ValueError(f"Sample {sample.id!r}: the chat template changed the response text; score it with --no-chat-template.")
+    end = start + len(response)
+    enc = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+    ids = list(enc["input_ids"])
+    truncated = len(ids) > config.max_length
+    if truncated:
+        ids, offsets = ids[: config.max_length], offsets[: config.max_length]
+    # A token belongs to the response when it overlaps the response's characters; tokens that
+    # straddle the boundary are clipped to it.
+    in_response = (offsets[:, 1] > start) & (offsets[:, 0] < end)
+    starts = np.clip(offsets[:, 0], start, end) - start
+    ends = np.clip(offsets[:, 1], start, end) - start
+    key_text = "\x1e".join([CACHE_VERSION, fingerprint, template, str(config.max_length), config.dtype, full])
+    key = hashlib.sha256(key_text.encode()).hexdigest()
+    return RenderedSample(ids, in_response, starts.astype(np.int32), ends.astype(np.int32), truncated, key)
+
+
+def _cache_path(key: str) -> Path:
+    return workspace_dir() / "cache" / "scores" / key[:2] / f"{key}.parquet"
+
+
+def _save(scores: TokenScores, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    k = scores.topk_ids.shape[1] if scores.topk_ids.ndim == 2 else 0
+    table = pa.table(
+        {
+            "token_id": scores.token_ids,
+            "start": scores.starts,
+            "end": scores.ends,
+            "p": scores.p,
+            "logp": scores.logp,
+            "entropy": scores.entropy,
+            "rank": scores.rank,
+            "topk_ids": pa.FixedSizeListArray.from_arrays(scores.topk_ids.reshape(-1), k),
+            "topk_p": pa.FixedSizeListArray.from_arrays(scores.topk_p.reshape(-1), k),
+        },
+        metadata={"truncated": str(int(scores.truncated)), "n_prompt_tokens": str(scores.n_prompt_tokens), "k": str(k)},
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)  # atomic: a reader never sees half a file
+
+
+def _load(path: Path, sample_id: str) -> TokenScores | None:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception:  # noqa: BLE001 - a damaged cache entry is re-scored, not fatal
+        return None
+    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+    k = int(meta.get("k", 0))
+    n = table.num_rows
+
+    def flat(name: str, dtype: Any) -> np.ndarray:
+        return table.column(name).combine_chunks().flatten().to_numpy().astype(dtype).reshape(n, k)
+
+    col = {name: table.column(name).to_numpy() for name in ("token_id", "start", "end", "p", "logp", "entropy", "rank")}
+    return TokenScores(
+        sample_id=sample_id,
+        token_ids=col["token_id"].astype(np.int32),
+        starts=col["start"].astype(np.int32),
+        ends=col["end"].astype(np.int32),
+        p=col["p"].astype(np.float32),
+        logp=col["logp"].astype(np.float32),
+        entropy=col["entropy"].astype(np.float32),
+        rank=col["rank"].astype(np.int32),
+        topk_ids=flat("topk_ids", np.int32),
+        topk_p=flat("topk_p", np.float32),
+        truncated=meta.get("truncated") == "1",
+        n_prompt_tokens=int(meta.get("n_prompt_tokens", 0)),
+    )
+
+
+def _base_and_head(model: Any) -> tuple[Any, Any] | None:
+    """The decoder stack and the vocabulary projection, to project only the scored positions."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    base = getattr(model, "model", None) or getattr(model, "base_model", None)
+    if head is None or base is None or base is model:
+        return None
+    return base, head
+
+
+def token_statistics(logits: Any, gold: Any, top_k: int) -> dict[str, Any]:
+    """Per-row statistics of next-token distributions.
+
+    logits: [N, V] float tensor; gold: [N] int tensor. Returns tensors p, logp, entropy (nats),
+    rank (1 = argmax; ties count in the gold token's favour) and top-k ids and probabilities.
+    """
+    import torch
+
+    logits = logits.float()
+    logprobs = torch.log_softmax(logits, dim=-1)
+    gold_logp = logprobs.gather(1, gold[:, None]).squeeze(1)
+    entropy = -(logprobs.exp() * logprobs).sum(-1)
+    gold_logit = logits.gather(1, gold[:, None])
+    rank = (logits > gold_logit).sum(-1) + 1
+    top_logp, top_ids = logprobs.topk(top_k, dim=-1)
+    return {
+        "p": gold_logp.exp(),
+        "logp": gold_logp,
+        "entropy": entropy,
+        "rank": rank,
+        "topk_ids": top_ids,
+        "topk_p": top_logp.exp(),
+    }
+
+
+def _score_batch(model: Any, batch: list[RenderedSample], top_k: int, pad_id: int) -> list[dict[str, np.ndarray]]:
+    import torch
+
+    width = max(len(r.input_ids) for r in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, item in enumerate(batch):
+        ids[row, : len(item.input_ids)] = torch.tensor(item.input_ids)
+        mask[row, : len(item.input_ids)] = 1
+    # Token t is predicted at position t-1; position 0 is never scored (it has no context).
+    rows, cols = [], []
+    for row, item in enumerate(batch):
+        where = np.flatnonzero(item.response_mask)
+        where = where[where > 0]
+        rows.append(np.full(where.shape, row))
+        cols.append(where)
+    rows_t = torch.from_numpy(np.concatenate(rows))
+    cols_t = torch.from_numpy(np.concatenate(cols))
+    split = _base_and_head(model)
+    if split is not None:
+        base, head = split
+        hidden = base(input_ids=ids, attention_mask=mask).last_hidden_state
+        logits = head(hidden[rows_t, cols_t - 1])
+    else:
+        logits = model(input_ids=ids, attention_mask=mask).logits[rows_t, cols_t - 1]
+    stats = token_statistics(logits, ids[rows_t, cols_t], top_k)
+    stats = {k: v.cpu().numpy() for k, v in stats.items()}
+    out, offset = [], 0
+    for row in range(len(batch)):
+        n = int(rows[row].shape[0])
+        part = {k: v[offset : offset + n] for k, v in stats.items()}
+        part["cols"] = cols[row]
+        out.append(part)
+        offset += n
+    return out
+
+
+def score_samples(
+    samples: Sequence[Sample],
+    config: ScoreConfig | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    use_cache: bool = True,
+) -> tuple[list[TokenScores], dict[str, Any]]:
+    """Score every sample's response; returns (scores in input order, run statistics).
+
+    `progress(done, total)` is called after each batch (the CLI passes tqdm, the app a
+    progress bar). Statistics: n_samples, n_tokens, n_truncated, cache_hits, seconds,
+    tokens_per_s (newly scored response tokens per second of forward passes),
+    processed_tokens(_per_s) (prompt + response tokens run through the model), model,
+    model_fingerprint.
+    """
+    import torch
+
+    from cuset import models
+
+    config = config or ScoreConfig()
+    started = time.perf_counter()
+    model, tokenizer, resolved = models.load(config.model, config.dtype)
+    rendered = [render(s, tokenizer, config, resolved.fingerprint) for s in samples]
+    results: list[TokenScores | None] = [None] * len(samples)
+    todo = []
+    for index, item in enumerate(rendered):
+        cached = _load(_cache_path(item.key), samples[index].id) if use_cache and _cache_path(item.key).is_file() else None
+        if cached is not None:
+            results[index] = cached
+        else:
+            todo.append(index)
+    hits = len(samples) - len(todo)
+    if progress:
+        progress(hits, len(samples))
+    # Length bucketing: sort by length so each batch pads little.
+    todo.sort(key=lambda i: len(rendered[i].input_ids))
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
+    new_tokens, processed, score_seconds = 0, 0, 0.0
+    with torch.inference_mode():
+        for begin in range(0, len(todo), config.batch_size):
+            chunk = todo[begin : begin + config.batch_size]
+            t0 = time.perf_counter()
+            parts = _score_batch(model, [rendered[i] for i in chunk], config.top_k, pad_id)
+            score_seconds += time.perf_counter() - t0
+            processed += sum(len(rendered[i].input_ids) for i in chunk)
+            for index, part in zip(chunk, parts):
+                item, cols = rendered[index], part["cols"]
+                scores = TokenScores(
+                    sample_id=samples[index].id,
+                    token_ids=np.asarray(item.input_ids, dtype=np.int32)[cols],
+                    starts=item.starts[cols],
+                    ends=item.ends[cols],
+                    p=part["p"].astype(np.float32),
+                    logp=part["logp"].astype(np.float32),
+                    entropy=part["entropy"].astype(np.float32),
+                    rank=part["rank"].astype(np.int32),
+                    topk_ids=part["topk_ids"].astype(np.int32),
+                    topk_p=part["topk_p"].astype(np.float32),
+                    truncated=item.truncated,
+                    n_prompt_tokens=int(np.argmax(item.response_mask)) if item.response_mask.any() else len(item.input_ids),
+                )
+                new_tokens += len(scores)
+                if use_cache:
+                    _save(scores, _cache_path(item.key))
+                results[index] = scores
+            if progress:
+                progress(hits + begin + len(chunk), len(samples))
+    final = [r for r in results if r is not None]
+    stats = {
+        "n_samples": len(final),
+        "n_tokens": int(sum(len(r) for r in final)),
+        "n_truncated": int(sum(r.truncated for r in final)),
+        "cache_hits": hits,
+        "seconds": time.perf_counter() - started,
+        "tokens_per_s": new_tokens / score_seconds if score_seconds > 0 else 0.0,
+        "processed_tokens": processed,
+        "processed_tokens_per_s": processed / score_seconds if score_seconds > 0 else 0.0,
+        "model": resolved.name,
+        "model_fingerprint": resolved.fingerprint,
+    }
+    return final, stats
+
+
+def token_categories(scores: TokenScores, tagged: TagResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Align sensitivity spans and statements with the tokens by character offsets.
+
+    Returns (bits [n] uint16: OR of CATEGORY_BIT over every span a token overlaps, so a token
+    straddling a span edge gets the category; stmt [n] int32: index into tagged.statements of
+    the innermost statement holding the token's last character, -1 outside any; stmt_kind [n]
+    int8: index into STATEMENT_KINDS, -1 outside any).
+    """
+    n_chars = len(tagged.text)
+    char_bits = np.zeros(n_chars + 1, dtype=np.uint16)
+    for span in tagged.spans:
+        char_bits[span.start : span.end] |= np.uint16(CATEGORY_BIT[span.category])
+    char_stmt = np.full(n_chars + 1, -1, dtype=np.int32)
+    for index in sorted(range(len(tagged.statements)), key=lambda i: tagged.statements[i].depth):
+        statement = tagged.statements[index]
+        char_stmt[statement.start : statement.end] = index  # inner statements overwrite outer ones
+    starts = np.clip(scores.starts.astype(np.int64), 0, n_chars)
+    ends = np.clip(scores.ends.astype(np.int64), 0, n_chars)
+    # OR over each token's characters at once: prefix counts per bit (12 bits, vectorised).
+    bit_index = np.arange(len(CATEGORIES), dtype=np.uint16)
+    per_bit = ((char_bits[:, None] >> bit_index) & 1).astype(np.int32)
+    prefix = np.vstack([np.zeros((1, len(CATEGORIES)), dtype=np.int32), np.cumsum(per_bit, axis=0)])
+    present = (prefix[ends] - prefix[starts]) > 0
+    bits = (present.astype(np.uint16) << bit_index).sum(axis=1).astype(np.uint16)
+    last = np.maximum(ends - 1, starts)
+    stmt = np.where(ends > starts, char_stmt[last], -1).astype(np.int32)
+    kinds = np.array([STATEMENT_KINDS.index(s.kind) for s in tagged.statements] + [-1], dtype=np.int8)
+    return bits, stmt, kinds[stmt]
+
+
+@dataclass
+class TokenTable:
+    """A scored data set flattened: per-token arrays [N] ordered by (sample, position), and
+    `offsets` [S+1] where sample s owns tokens offsets[s]:offsets[s+1]."""
+
+    offsets: np.ndarray
+    p: np.ndarray
+    bits: np.ndarray
+    stmt: np.ndarray
+    stmt_kind: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    _sorted: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.offsets.shape[0] - 1)
+
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @cached_property
+    def sample(self) -> np.ndarray:
+        """int32 [N]: the sample index of each token."""
+        return np.repeat(np.arange(self.n_samples, dtype=np.int32), self.lengths)
+
+    @cached_property
+    def pos(self) -> np.ndarray:
+        """int32 [N]: each token's position within its sample's response."""
+        return (np.arange(self.p.shape[0]) - np.repeat(self.offsets[:-1], self.lengths)).astype(np.int32)
+
+    @cached_property
+    def sensitive(self) -> np.ndarray:
+        return self.bits != 0
+
+    def category_counts(self) -> np.ndarray:
+        """Tokens per category, cached (the scores and tags of a table never change)."""
+        if "_counts" not in self.__dict__:
+            from cuset.objective import category_counts
+
+            self.__dict__["_counts"] = category_counts(self.bits)
+        return self.__dict__["_counts"]
+
+    def sorted_p(self) -> np.ndarray:
+        """[S, Lmax] each sample's p sorted ascending, padded with +inf; computed once."""
+        if self._sorted is None:
+            width = int(self.lengths.max()) if self.n_samples else 0
+            grid = np.full((self.n_samples, width), np.inf, dtype=np.float32)
+            grid[self.sample, self.pos] = self.p
+            grid.sort(axis=1)
+            self._sorted = grid
+        return self._sorted
+
+    @classmethod
+    def build(cls, scores: list[Any], tags: list[Any]) -> TokenTable:
+        """From per-sample TokenScores and TagResults ."""
+        aligned = [token_categories(s, t) for s, t in zip(scores, tags)]
+        lengths = np.array([len(s) for s in scores], dtype=np.int64)
+
+        def cat(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype=dtype)
+
+        return cls(
+            offsets=np.r_[0, np.cumsum(lengths)].astype(np.int64),
+            p=cat([s.p for s in scores], np.float32),
+            bits=cat([a[0] for a in aligned], np.uint16),
+            stmt=cat([a[1] for a in aligned], np.int32),
+            stmt_kind=cat([a[2] for a in aligned], np.int8),
+            starts=cat([s.starts for s in scores], np.int32),
+            ends=cat([s.ends for s in scores], np.int32),
+        )
+
+
+def describe(scores: TokenScores, response: str, tagged: TagResult | None = None, tokenizer: Any = None) -> list[dict[str, Any]]:
+    """One dict per token (for JSON output and tables): text, offsets, p, entropy, rank,
+    categories and the top-k alternatives (decoded when a tokenizer is given)."""
+    tagged = tagged or tag(response)
+    bits, _, _ = token_categories(scores, tagged)
+    rows = []
+    for i in range(len(scores)):
+        alternatives = [int(t) for t in scores.topk_ids[i]]
+        names = tokenizer.convert_ids_to_tokens(alternatives) if tokenizer is not None else alternatives
+        rows.append(
+            {
+                "index": i,
+                "text": response[scores.starts[i] : scores.ends[i]],
+                "start": int(scores.starts[i]),
+                "end": int(scores.ends[i]),
+                "p": float(scores.p[i]),
+                "logp": float(scores.logp[i]),
+                "entropy": float(scores.entropy[i]),
+                "rank": int(scores.rank[i]),
+                "categories": [c for c in CATEGORIES if bits[i] & CATEGORY_BIT[c]],
+                "top_k": [[n, float(q)] for n, q in zip(names, scores.topk_p[i])],
+            }
+        )
+    return rows
+
+
+def config_dict(config: ScoreConfig) -> dict[str, Any]:
+    return asdict(config)
+
+
+@dataclass
+class ScoredDataset:
+    """A data set scored under one model: the samples, their sensitivity tags and token
+    scores (index-aligned), the flat TokenTable the objective works on, and run statistics."""
+
+    samples: list[Sample]
+    tags: list[TagResult]
+    scores: list[TokenScores]
+    table: TokenTable
+    stats: dict[str, Any]
+
+    def index_of(self, sample_id: str) -> int:
+        for index, sample in enumerate(self.samples):
+            if sample.id == sample_id:
+                return index
+        raise KeyError(f"No sample with id {sample_id!r} in this data set.")
+
+
+def score_dataset(
+    samples: Sequence[Sample],
+    config: ScoreConfig | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    dataset_name: str = "",
+    use_cache: bool = True,
+) -> ScoredDataset:
+    """Tag and score every sample, flatten into a TokenTable, and record the run in the store."""
+    from cuset.data import fingerprint
+    from cuset.workspace import Store
+
+    config = config or ScoreConfig()
+    samples = list(samples)
+    tags = [tag(s.response) for s in samples]
+    scores, stats = score_samples(samples, config, progress, use_cache)
+    table = TokenTable.build(scores, tags)
+    store = Store()
+    name = dataset_name or f"adhoc-{fingerprint(samples)}"
+    store.record_dataset(name, dataset_name or "adhoc", len(samples), fingerprint(samples))
+    store.record_scoring_run(
+        dataset=name,
+        model=stats["model"],
+        model_fingerprint=stats["model_fingerprint"],
+        n_samples=stats["n_samples"],
+        n_tokens=stats["n_tokens"],
+        n_truncated=stats["n_truncated"],
+        cache_hits=stats["cache_hits"],
+        seconds=stats["seconds"],
+    )
+    return ScoredDataset(samples, tags, scores, table, stats)
+
+
+def category_stats(table: TokenTable, high: float = 0.5) -> list[dict[str, Any]]:
+    """Confidence of sensitive vs other tokens, per category (the paper's first finding).
+
+    One row per category plus 'any sensitive' and 'not sensitive': token count, mean and
+    median gold probability, and the share of tokens with p >= `high`."""
+    bits = table.bits.astype(np.int64)
+    groups = [(c, ((bits >> i) & 1).astype(bool)) for i, c in enumerate(CATEGORIES)]
+    groups += [("any sensitive", bits != 0), ("not sensitive", bits == 0)]
+    rows = []
+    for name, where in groups:
+        p = table.p[where]
+        rows.append(
+            {
+                "category": name,
+                "tokens": int(where.sum()),
+                "mean_p": float(p.mean()) if p.size else float("nan"),
+                "median_p": float(np.median(p)) if p.size else float("nan"),
+                "high_confidence_share": float((p >= high).mean()) if p.size else float("nan"),
+            }
+        )
+    return rows

@@ -1,0 +1,284 @@
+"""The CuSeT objective: token masks, region-aware sample weights and the loss (pure math).
+
+The paper's equations are not public; this is the project's formulation of its abstract
+(shared/DESIGN.md, "The CuSeT objective"). For sample i with response tokens t:
+p_it = probability of the gold token, s_it = 1 if CUDA-sensitive, l_it = -log p_it.
+
+- Low confidence: `absolute` (p < tau) or `quantile` (p below the sample's own q-quantile,
+  taken as the sorted value at index floor(q * (T_i - 1)); so about a q-fraction is low).
+- Regions R_i: low-confidence sensitive tokens clustered by cuset.regions.
+- Token mask m_it (policy `protect_regions`, the default): m = 0 when the token is
+  low-confidence AND outside every region's token range. `protect_sensitive`: m = 0 when low
+  and not sensitive. `none`: m = 1.
+- Region score r_i = sum_g kappa[kind g] * |g| * (1 - mean p over g) / T_i, with |g| the
+  region's candidate count; weight w_i = clip(1 + alpha * r_i / mean_j r_j, w_min, w_max),
+  then renormalised to mean 1 over the data set (w = 1 everywhere when no sample has regions).
+- Loss = sum_i w_i sum_t m_it l_it / sum_i T_i: divided by the number of response tokens,
+  known before the forward pass, so it is exact under gradient accumulation and several
+  processes, and equals plain SFT when m = 1 and w = 1.
+
+Everything data-set wide is vectorised over flat per-token arrays (cuset.confidence.TokenTable); no Python
+loop runs per token. The torch functions at the end are what the trainer calls per batch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cuset.confidence import TokenTable
+from cuset.regions import REGION_KINDS, RegionConfig, Regions, extent_mask, find_regions
+from cuset.sensitivity import CATEGORIES
+
+THRESHOLD_MODES = ("quantile", "absolute")
+MASK_POLICIES = ("protect_regions", "protect_sensitive", "none")
+MASK_MODES = ("adaptive", "static")
+METHODS = ("sft", "dft", "token-mask", "region-weight", "cuset")
+
+
+@dataclass
+class ObjectiveConfig:
+    """Every choice of the CuSeT objective; the defaults are the ones the app starts with."""
+
+    threshold_mode: str = field(default="quantile", metadata={"help": f"One of {THRESHOLD_MODES}."})
+    tau: float = field(default=0.5, metadata={"help": "absolute mode: a token is low-confidence when p < tau."})
+    quantile: float = field(default=0.25, metadata={"help": "quantile mode: low when p is below the sample's q-quantile."})
+    policy: str = field(default="protect_regions", metadata={"help": f"Token mask policy, one of {MASK_POLICIES}."})
+    mask_mode: str = field(default="adaptive", metadata={"help": "adaptive: the current model's probabilities decide 'low' during training; static: the cached base-model scores."})
+    regions: RegionConfig = field(default_factory=RegionConfig, metadata={"help": "How regions are found."})
+    kappa: dict[str, float] = field(default_factory=dict, metadata={"help": "Per-kind region weight (missing kinds: 1)."})
+    alpha: float = field(default=1.0, metadata={"help": "Strength of the region-aware sample reweighting."})
+    w_min: float = field(default=0.5, metadata={"help": "Lower clip of the sample weight."})
+    w_max: float = field(default=3.0, metadata={"help": "Upper clip of the sample weight."})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.regions, dict):
+            self.regions = RegionConfig(**self.regions)
+        checks = [
+            (self.threshold_mode in THRESHOLD_MODES, f"threshold_mode={self.threshold_mode!r}: use one of {THRESHOLD_MODES}."),
+            (0.0 < self.tau <= 1.0, f"tau={self.tau}: use a probability in (0, 1]."),
+            (0.0 < self.quantile < 1.0, f"quantile={self.quantile}: use a value in (0, 1)."),
+            (self.policy in MASK_POLICIES, f"policy={self.policy!r}: use one of {MASK_POLICIES}."),
+            (self.mask_mode in MASK_MODES, f"mask_mode={self.mask_mode!r}: use one of {MASK_MODES}."),
+            (self.alpha >= 0.0, f"alpha={self.alpha}: use a value >= 0."),
+            (0.0 < self.w_min <= 1.0 <= self.w_max, f"w_min={self.w_min}, w_max={self.w_max}: need 0 < w_min <= 1 <= w_max."),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        unknown = set(self.kappa) - set(REGION_KINDS)
+        if unknown:
+            raise ValueError(f"kappa has unknown region kinds {sorted(unknown)}; valid: {', '.join(REGION_KINDS)}.")
+        if any(v < 0 for v in self.kappa.values()):
+            raise ValueError("kappa values must be >= 0.")
+
+    def kappa_vector(self) -> np.ndarray:
+        return np.array([float(self.kappa.get(kind, 1.0)) for kind in REGION_KINDS])
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "config") -> ObjectiveConfig:
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(known))}.")
+        try:
+            return cls(**data)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+    def save(self, path: str | Path) -> None:
+        """YAML or JSON by the file's suffix."""
+        import yaml
+
+        path = Path(path)
+        text = json.dumps(self.to_dict(), indent=2) if path.suffix == ".json" else yaml.safe_dump(self.to_dict(), sort_keys=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ObjectiveConfig:
+        import yaml
+
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ValueError(f"{path}: cannot read objective config ({exc}).") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: an objective config is a mapping of fields, got {type(data).__name__}.")
+        return cls.from_dict(data, str(path))
+
+
+def low_confidence(table: TokenTable, config: ObjectiveConfig) -> np.ndarray:
+    """bool [N]: the token is low-confidence under the configured threshold."""
+    if config.threshold_mode == "absolute":
+        return table.p < config.tau
+    grid = table.sorted_p()
+    if grid.size == 0:
+        return np.zeros(table.p.shape, dtype=bool)
+    lengths = table.lengths
+    at = np.floor(config.quantile * np.maximum(lengths - 1, 0)).astype(np.int64)
+    thresholds = grid[np.arange(table.n_samples), at]  # empty samples read +inf and own no tokens
+    return table.p < np.repeat(thresholds, lengths)
+
+
+def token_mask(low: np.ndarray, sensitive: np.ndarray, protected: np.ndarray, policy: str) -> np.ndarray:
+    """m [N] (1 = trained on, 0 = masked) from the low-confidence test and the protected set."""
+    if policy == "none":
+        return np.ones_like(low, dtype=np.float32)
+    keep = protected if policy == "protect_regions" else sensitive
+    return (~(low & ~keep)).astype(np.float32)
+
+
+def region_scores(regions: Regions, lengths: np.ndarray, kappa: np.ndarray) -> np.ndarray:
+    """r [S] = sum_g kappa[kind g] * |g| * (1 - mean p over g) / T_i."""
+    per_region = kappa[regions.kind] * regions.size * (1.0 - regions.mean_p.astype(np.float64))
+    total = np.bincount(regions.sample, weights=per_region, minlength=lengths.shape[0])
+    return total / np.maximum(lengths, 1)
+
+
+def sample_weights(r: np.ndarray, alpha: float, w_min: float, w_max: float) -> np.ndarray:
+    """w [S] = clip(1 + alpha * r / mean(r), w_min, w_max), renormalised to mean 1."""
+    mean = float(r.mean()) if r.size else 0.0
+    if mean <= 0.0:
+        return np.ones_like(r, dtype=np.float64)
+    w = np.clip(1.0 + alpha * r / mean, w_min, w_max)
+    return w / w.mean()
+
+
+def effective_sample_size(w: np.ndarray) -> float:
+    """(sum w)^2 / sum w^2: how many equally weighted samples the weighting is worth."""
+    return float(w.sum() ** 2 / np.square(w).sum()) if w.size else 0.0
+
+
+@dataclass
+class ObjectiveResult:
+    """Everything the objective decides for a data set, plus summary figures."""
+
+    low: np.ndarray
+    candidate: np.ndarray
+    protected: np.ndarray
+    mask: np.ndarray
+    regions: Regions
+    r: np.ndarray
+    weights: np.ndarray
+    stats: dict[str, Any]
+
+
+def protected_set(table: TokenTable, regions: Regions, policy: str) -> np.ndarray:
+    """The tokens the policy never masks: region extents, or every sensitive token."""
+    if policy == "protect_sensitive":
+        return table.sensitive
+    return extent_mask(regions, table.offsets)
+
+
+def compute(table: TokenTable, config: ObjectiveConfig, method: str = "cuset") -> ObjectiveResult:
+    """Mask, regions and weights for a whole data set under `config` and `method`
+    (`sft`/`dft`: m = 1, w = 1; `token-mask`: mask only; `region-weight`: weights only)."""
+    if method not in METHODS:
+        raise ValueError(f"Unknown method {method!r}; valid: {', '.join(METHODS)}.")
+    sample, pos = table.sample, table.pos
+    low = low_confidence(table, config)
+    sensitive = table.sensitive
+    candidate = low & sensitive
+    regions = find_regions(candidate, sample, pos, table.p, table.bits, table.stmt, table.stmt_kind, table.starts, table.ends, config.regions)
+    protected = protected_set(table, regions, config.policy)
+    lengths = table.lengths
+    r = region_scores(regions, lengths, config.kappa_vector())
+    use_mask = method in ("token-mask", "cuset")
+    use_weights = method in ("region-weight", "cuset")
+    mask = token_mask(low, sensitive, protected, config.policy) if use_mask else np.ones(low.shape, dtype=np.float32)
+    weights = sample_weights(r, config.alpha, config.w_min, config.w_max) if use_weights else np.ones(table.n_samples)
+    stats = summarise(table, low, candidate, mask, regions, weights)
+    return ObjectiveResult(low, candidate, protected, mask, regions, r, weights, stats)
+
+
+def category_counts(bits: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+    """Tokens per category [len(CATEGORIES)] among `bits` (optionally only where `where`).
+
+    One bincount over the 4096 possible bit patterns, then a tiny matrix product: much
+    cheaper than one boolean pass over every token per category."""
+    return pattern_counts(bits, where) @ _HAS_BIT
+
+
+_HAS_BIT = (np.arange(1 << len(CATEGORIES))[:, None] >> np.arange(len(CATEGORIES))) & 1
+
+
+def pattern_counts(bits: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+    """Histogram [4096] of category bit patterns (entry 0: tokens that are not sensitive)."""
+    values = bits if where is None else bits[where]
+    return np.bincount(values, minlength=1 << len(CATEGORIES))
+
+
+def summarise(table: TokenTable, low: np.ndarray, candidate: np.ndarray, mask: np.ndarray, regions: Regions, weights: np.ndarray) -> dict[str, Any]:
+    """Data-set figures: masked fraction (overall, per category), preserved candidates,
+    regions by kind, weight distribution and effective sample size."""
+    n = int(table.p.shape[0])
+    masked = mask == 0
+    all_counts = table.category_counts()
+    masked_patterns = pattern_counts(table.bits, masked)
+    masked_counts = masked_patterns @ _HAS_BIT
+    per_category = {c: float(masked_counts[i] / all_counts[i]) if all_counts[i] else 0.0 for i, c in enumerate(CATEGORIES)}
+    n_sensitive = int(np.count_nonzero(table.sensitive))
+    n_masked = int(masked_patterns.sum())
+    n_masked_sensitive = n_masked - int(masked_patterns[0])
+    n_candidates = int(np.count_nonzero(candidate))
+    kinds = np.bincount(regions.kind.astype(np.int64), minlength=len(REGION_KINDS))
+    return {
+        "n_samples": table.n_samples,
+        "n_tokens": n,
+        "low_fraction": float(np.count_nonzero(low) / max(n, 1)),
+        "masked_fraction": n_masked / max(n, 1),
+        "masked_fraction_sensitive": n_masked_sensitive / n_sensitive if n_sensitive else 0.0,
+        "masked_fraction_other": (n_masked - n_masked_sensitive) / (n - n_sensitive) if n > n_sensitive else 0.0,
+        "masked_fraction_by_category": per_category,
+        "low_sensitive_tokens": n_candidates,
+        "low_sensitive_preserved": n_candidates - int(np.count_nonzero(candidate & masked)),
+        "n_regions": len(regions),
+        "regions_by_kind": {REGION_KINDS[i]: int(c) for i, c in enumerate(kinds) if c},
+        "weight_mean": float(weights.mean()) if weights.size else 0.0,
+        "weight_min": float(weights.min()) if weights.size else 0.0,
+        "weight_max": float(weights.max()) if weights.size else 0.0,
+        "effective_sample_size": effective_sample_size(weights),
+    }
+
+
+# --- per-batch torch functions, used by the trainer -----------------------------------------
+
+
+def batch_low_confidence(p: Any, response: Any, config: ObjectiveConfig) -> Any:
+    """bool [B, T]: low-confidence test on (detached) probabilities p [B, T] within each row's
+    response tokens (response bool [B, T]), the same rule as `low_confidence`."""
+    import torch
+
+    if config.threshold_mode == "absolute":
+        return (p < config.tau) & response
+    padded = torch.where(response, p, torch.full_like(p, float("inf")))
+    ordered, _ = padded.sort(dim=1)
+    lengths = response.sum(dim=1)
+    at = torch.floor(config.quantile * (lengths - 1).clamp(min=0).to(p.dtype)).long()
+    thresholds = ordered.gather(1, at[:, None])
+    return (p < thresholds) & response
+
+
+def cuset_loss(logp: Any, mask: Any, weights: Any, num_items: Any) -> Any:
+    """sum_i w_i sum_t m_it * (-logp_it) / num_items.
+
+    logp: [B, T] log-probability of the gold tokens (0 where not a response token);
+    mask: [B, T] 0/1 (0 also on non-response tokens); weights: [B]; num_items: the number of
+    response tokens in the whole (accumulated, all-process) batch. With mask = response and
+    w = 1 this is exactly the causal-LM loss."""
+    return -(weights[:, None] * mask * logp).sum() / num_items
+
+
+def dft_loss(logp: Any, response: Any, num_items: Any) -> Any:
+    """Dynamic Fine-Tuning (Wu et al., 2025, "On the Generalization of SFT"): each token's
+    NLL scaled by its own detached probability, sum_t sg(p_t) * -log p_t / num_items."""
+    return -(logp.detach().exp() * response * logp).sum() / num_items

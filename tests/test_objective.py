@@ -1,0 +1,191 @@
+"""The CuSeT objective against hand computations (DESIGN.md, "The CuSeT objective")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from cuset.confidence import TokenTable
+from cuset.objective import (
+    ObjectiveConfig,
+    batch_low_confidence,
+    compute,
+    cuset_loss,
+    dft_loss,
+    effective_sample_size,
+    low_confidence,
+    region_scores,
+    sample_weights,
+    token_mask,
+)
+from cuset.regions import REGION_KINDS, RegionConfig, Regions
+from cuset.sensitivity import CATEGORY_BIT
+
+G = CATEGORY_BIT["bounds_guard"]
+IX = CATEGORY_BIT["index_math"]
+
+
+def table(ps: list[list[float]], bits: list[list[int]]) -> TokenTable:
+    lengths = [len(p) for p in ps]
+    n = sum(lengths)
+    flat_p = np.array([x for row in ps for x in row], dtype=np.float32)
+    return TokenTable(
+        offsets=np.r_[0, np.cumsum(lengths)].astype(np.int64),
+        p=flat_p,
+        bits=np.array([b for row in bits for b in row], dtype=np.uint16),
+        stmt=np.full(n, -1, dtype=np.int32),
+        stmt_kind=np.full(n, -1, dtype=np.int8),
+        starts=np.arange(n, dtype=np.int32),
+        ends=np.arange(n, dtype=np.int32) + 1,
+    )
+
+
+def test_absolute_threshold_is_strict():
+    t = table([[0.1, 0.5, 0.9]], [[0, 0, 0]])
+    low = low_confidence(t, ObjectiveConfig(threshold_mode="absolute", tau=0.5))
+    assert low.tolist() == [True, False, False]
+
+
+def test_quantile_threshold_is_per_sample():
+    # Sample 0 sorted: .1 .2 .3 .4 .5; q=0.5 -> index floor(0.5*4)=2 -> threshold .3 -> {.1,.2} low.
+    # Sample 1 sorted: .6 .7 .8; q=0.5 -> index 1 -> threshold .7 -> {.6} low, though all are high.
+    t = table([[0.5, 0.1, 0.4, 0.2, 0.3], [0.8, 0.6, 0.7]], [[0] * 5, [0] * 3])
+    low = low_confidence(t, ObjectiveConfig(threshold_mode="quantile", quantile=0.5))
+    assert low.tolist() == [False, True, False, True, False, False, True, False]
+
+
+def test_token_mask_policies():
+    low = np.array([True, True, False, False])
+    sensitive = np.array([True, False, True, False])
+    protected = np.array([False, True, False, False])
+    assert token_mask(low, sensitive, protected, "protect_regions").tolist() == [0, 1, 1, 1]
+    assert token_mask(low, sensitive, protected, "protect_sensitive").tolist() == [1, 0, 1, 1]
+    assert token_mask(low, sensitive, protected, "none").tolist() == [1, 1, 1, 1]
+
+
+def _regions(sample, size, mean_p, kind) -> Regions:
+    n = len(sample)
+    zeros = np.zeros(n, dtype=np.int32)
+    return Regions(
+        sample=np.array(sample, dtype=np.int32), tok_start=zeros, tok_end=zeros, char_start=zeros,
+        char_end=zeros, size=np.array(size, dtype=np.int32), mean_p=np.array(mean_p, dtype=np.float32),
+        kind=np.array(kind, dtype=np.int8),
+    )
+
+
+def test_region_score_hand_computed():
+    guard = REGION_KINDS.index("bounds guard")
+    sync = REGION_KINDS.index("synchronisation")
+    regions = _regions([0, 0, 2], [2, 4, 1], [0.25, 0.5, 0.0], [guard, sync, guard])
+    kappa = np.ones(len(REGION_KINDS))
+    kappa[sync] = 3.0
+    r = region_scores(regions, np.array([10, 5, 4]), kappa)
+    # r0 = (1*2*0.75 + 3*4*0.5) / 10 = 0.75; r1 = 0; r2 = 1*1*1 / 4 = 0.25
+    assert r == pytest.approx([0.75, 0.0, 0.25])
+
+
+def test_sample_weights_clip_then_renormalise():
+    r = np.array([0.75, 0.0, 0.25])
+    w = sample_weights(r, alpha=2.0, w_min=0.5, w_max=3.0)
+    # mean r = 1/3: raw = 1 + 2*r/mean = [5.5, 1, 2.5] -> clip [3, 1, 2.5] -> / mean(6.5/3)
+    expected = np.array([3.0, 1.0, 2.5]) / (6.5 / 3)
+    assert w == pytest.approx(expected)
+    assert w.mean() == pytest.approx(1.0)
+    assert sample_weights(np.zeros(3), 2.0, 0.5, 3.0).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_effective_sample_size():
+    assert effective_sample_size(np.ones(4)) == pytest.approx(4.0)
+    assert effective_sample_size(np.array([2.0, 0.0, 0.0, 0.0])) == pytest.approx(1.0)
+
+
+def test_compute_end_to_end_hand_case():
+    # One sample, 6 tokens. Absolute tau=0.5: low = tokens 0,1,3,5. Sensitive: 1 (guard), 2, 3 (index).
+    # Candidates: 1 and 3; gap method with max_gap=1 puts them in one region [1..3], size 2,
+    # mean p (.2+.4)/2 = .3. Default policy masks low tokens outside [1..3]: tokens 0 and 5.
+    t = table([[0.1, 0.2, 0.9, 0.4, 0.8, 0.3]], [[0, G, IX, IX, 0, 0]])
+    config = ObjectiveConfig(threshold_mode="absolute", tau=0.5, regions=RegionConfig(max_gap=1))
+    result = compute(t, config, "cuset")
+    assert len(result.regions) == 1
+    assert (result.regions.tok_start[0], result.regions.tok_end[0], result.regions.size[0]) == (1, 3, 2)
+    assert result.regions.mean_p[0] == pytest.approx(0.3)
+    assert result.mask.tolist() == [0, 1, 1, 1, 1, 0]
+    assert result.stats["masked_fraction"] == pytest.approx(2 / 6)
+    assert result.stats["low_sensitive_preserved"] == 2
+    # With max_gap=0 they are two singleton regions and token 2 between them stays kept.
+    split = compute(t, ObjectiveConfig(threshold_mode="absolute", tau=0.5, regions=RegionConfig(max_gap=0)))
+    assert len(split.regions) == 2
+    # sft and region-weight never mask; token-mask never reweights.
+    assert compute(t, config, "sft").mask.tolist() == [1] * 6
+    assert compute(t, config, "region-weight").mask.tolist() == [1] * 6
+    two = table([[0.1, 0.2, 0.9], [0.9, 0.9, 0.9]], [[0, G, 0], [0, 0, 0]])
+    assert compute(two, config, "token-mask").weights.tolist() == [1.0, 1.0]
+    weighted = compute(two, config, "cuset").weights
+    assert weighted[0] > 1.0 > weighted[1] and weighted.mean() == pytest.approx(1.0)
+
+
+def test_protect_sensitive_policy_keeps_low_sensitive_outside_regions():
+    t = table([[0.1, 0.2, 0.9]], [[0, G, 0]])
+    config = ObjectiveConfig(threshold_mode="absolute", tau=0.5, policy="protect_sensitive")
+    assert compute(t, config).mask.tolist() == [0, 1, 1]
+
+
+def test_config_validation_and_round_trip(tmp_path):
+    with pytest.raises(ValueError, match="quantile"):
+        ObjectiveConfig(quantile=1.5)
+    with pytest.raises(ValueError, match="unknown region kinds"):
+        ObjectiveConfig(kappa={"warp drive": 2.0})
+    with pytest.raises(ValueError, match="unknown field"):
+        ObjectiveConfig.from_dict({"threshold": 0.3})
+    config = ObjectiveConfig(quantile=0.3, kappa={"bounds guard": 2.0}, regions=RegionConfig(method="statement", max_gap=4))
+    for name in ("c.yaml", "c.json"):
+        config.save(tmp_path / name)
+        assert ObjectiveConfig.load(tmp_path / name) == config
+    (tmp_path / "bad.yaml").write_text("- just\n- a list\n")
+    with pytest.raises(ValueError, match="bad.yaml"):
+        ObjectiveConfig.load(tmp_path / "bad.yaml")
+
+
+def test_loss_equals_cross_entropy_when_nothing_is_masked():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 5, 11)
+    labels = torch.randint(0, 11, (2, 5))
+    response = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=torch.bool)
+    logp = torch.log_softmax(logits, -1).gather(-1, labels[..., None]).squeeze(-1) * response
+    loss = cuset_loss(logp, response.float(), torch.ones(2), response.sum())
+    reference = F.cross_entropy(logits[response], labels[response])
+    assert loss.item() == pytest.approx(reference.item(), rel=1e-6)
+
+
+def test_loss_hand_computed_with_mask_and_weights():
+    logp = torch.log(torch.tensor([[0.5, 0.25, 1.0], [0.125, 1.0, 1.0]]))
+    mask = torch.tensor([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
+    weights = torch.tensor([2.0, 0.5])
+    # (2*(ln2 + 0) + 0.5*(3 ln2 + 0)) / 6 = 3.5 ln2 / 6
+    loss = cuset_loss(logp, mask, weights, torch.tensor(6))
+    assert loss.item() == pytest.approx(3.5 * np.log(2) / 6, rel=1e-6)
+
+
+def test_dft_loss_weights_by_detached_probability():
+    logp = torch.log(torch.tensor([[0.5, 0.25]])).requires_grad_()
+    loss = dft_loss(logp, torch.ones(1, 2), torch.tensor(2))
+    assert loss.item() == pytest.approx((0.5 * np.log(2) + 0.25 * np.log(4)) / 2, rel=1e-6)
+    loss.backward()
+    assert logp.grad[0].tolist() == pytest.approx([-0.25, -0.125])  # p is a constant in the gradient
+
+
+def test_batch_threshold_matches_data_set_threshold():
+    rng = np.random.default_rng(0)
+    ps = [rng.random(7).tolist(), rng.random(4).tolist()]
+    t = table(ps, [[0] * 7, [0] * 4])
+    for config in (ObjectiveConfig(quantile=0.3), ObjectiveConfig(threshold_mode="absolute", tau=0.4)):
+        flat = low_confidence(t, config)
+        padded = torch.zeros(2, 7)
+        response = torch.zeros(2, 7, dtype=torch.bool)
+        for row, p in enumerate(ps):
+            padded[row, : len(p)] = torch.tensor(p)
+            response[row, : len(p)] = True
+        batch = batch_low_confidence(padded, response, config)
+        assert batch[response].tolist() == flat.tolist()
