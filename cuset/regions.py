@@ -222,3 +222,33 @@ def extent_mask(regions: Regions, offsets: np.ndarray) -> np.ndarray:
     diff[base + regions.tok_start] += 1
     diff[base + regions.tok_end + 1] -= 1
     return np.cumsum(diff[:n], dtype=np.int8) > 0
+
+
+def region_rows(regions: Regions, responses: list[str], ids: list[str], only_sample: int | None = None) -> list[dict]:
+    """One dict per region for tables and JSON: sample id, kind, first/last line, token and
+    character ranges, size, mean confidence and the region's text. `responses`/`ids` are
+    indexed by `regions.sample`; `only_sample` keeps one sample's regions."""
+    names = regions.kind_names()
+    rows = []
+    for i in range(len(regions)):
+        s = int(regions.sample[i])
+        if only_sample is not None and s != only_sample:
+            continue
+        text = responses[s]
+        a, b = int(regions.char_start[i]), int(regions.char_end[i])
+        first = text.count("\n", 0, a) + 1
+        rows.append(
+            {
+                "region": i,
+                "sample": ids[s],
+                "kind": names[i],
+                "lines": f"{first}-{first + text.count(chr(10), a, b)}" if text.count("\n", a, b) else str(first),
+                "line": first,
+                "tokens": [int(regions.tok_start[i]), int(regions.tok_end[i])],
+                "chars": [a, b],
+                "size": int(regions.size[i]),
+                "mean_p": float(regions.mean_p[i]),
+                "text": text[a:b],
+            }
+        )
+    return rows

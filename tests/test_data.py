@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cuset.data import DataError, Sample, fingerprint, load, load_code_file, load_hf, load_jsonl, samples_from_text
+from cuset.data import DataError, Sample, fingerprint, load, load_bytes, load_code_file, load_hf, load_jsonl, samples_from_text
 
 
 def write_jsonl(path, records):
@@ -104,3 +104,24 @@ def test_fingerprint_changes_with_content():
     a = [Sample(id="a", instruction="", response="x")]
     b = [Sample(id="a", instruction="", response="y")]
     assert fingerprint(a) != fingerprint(b) and fingerprint(a) == fingerprint(list(a))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("data.jsonl", b"\x00\x01\x02binary" * 50, "data.jsonl: this looks like a binary file"),
+        ("data.jsonl", b'{"id": "a", "instruction": "", "response": "x"}\n{"id": "b", oops\n', "data.jsonl: line 2: not valid JSON"),
+        ("data.parquet", b"not parquet at all", "data.parquet: not a readable Parquet file"),
+        ("notes.docx", b"PK\x03\x04", "unknown file type '.docx'"),
+        ("empty.cu", b"", "empty.cu: the file is empty"),
+    ],
+)
+def test_uploaded_bytes_errors(name, content, message):
+    with pytest.raises(DataError, match=message):
+        load_bytes(name, content)
+
+
+def test_uploaded_bytes_load():
+    records = [{"id": f"u{i}", "instruction": "", "response": f"__global__ void k{i}() {{}}"} for i in range(3)]
+    assert [s.id for s in load_bytes("mine.jsonl", "\n".join(json.dumps(r) for r in records).encode())] == ["u0", "u1", "u2"]
+    assert load_bytes("k.cu", b"__global__ void k() {}")[0].id == "k"

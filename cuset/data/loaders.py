@@ -114,7 +114,11 @@ def _check_unique(samples: list[Sample], where: str) -> list[Sample]:
 def load_jsonl(path: str | Path, field_map: Mapping[str, str] | None = None) -> list[Sample]:
     """One JSON object per line; blank lines are skipped. Errors name the line."""
     path = Path(path)
-    text = decode_text(_check_file(path, MAX_FILE_BYTES), str(path))
+    return parse_jsonl(decode_text(_check_file(path, MAX_FILE_BYTES), str(path)), path, field_map)
+
+
+def parse_jsonl(text: str, path: str | Path, field_map: Mapping[str, str] | None = None) -> list[Sample]:
+    """JSONL text -> samples; `path` only names the source in errors."""
     samples = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -176,6 +180,33 @@ def samples_from_text(text: str, name: str = "pasted") -> list[Sample]:
     if not text.strip():
         raise DataError(f"{name}: the pasted text is empty.")
     return [Sample(id=name, instruction="", response=text)]
+
+
+def load_bytes(name: str, raw: bytes, field_map: Mapping[str, str] | None = None) -> list[Sample]:
+    """An uploaded file's bytes (the dashboard's uploader), read by its name's suffix."""
+    import io
+
+    suffix = Path(name).suffix.lower()
+    if not raw:
+        raise DataError(f"{name}: the file is empty.")
+    if len(raw) > MAX_FILE_BYTES:
+        raise DataError(f"{name}: the file is {len(raw) / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 1e6:.0f} MB limit.")
+    if suffix in (".jsonl", ".json"):
+        return parse_jsonl(decode_text(raw, name), name, field_map)
+    if suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(io.BytesIO(raw))
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise DataError(f"{name}: not a readable Parquet file ({exc}).") from None
+        return _records(table.to_pylist(), name, field_map)
+    if suffix in CODE_SUFFIXES:
+        if len(raw) > MAX_CODE_FILE_BYTES:
+            raise DataError(f"{name}: the file is {len(raw) / 1e6:.1f} MB, over the {MAX_CODE_FILE_BYTES / 1e6:.1f} MB limit for one code sample.")
+        return samples_from_text(decode_text(raw, name), Path(name).stem)
+    raise DataError(f"{name}: unknown file type {suffix!r}; upload .jsonl, .parquet, or a code file (.cu, .py, .md).")
 
 
 def load(source: str | Path, field_map: Mapping[str, str] | None = None, split: str = "train") -> list[Sample]:

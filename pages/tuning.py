@@ -1,0 +1,77 @@
+"""Threshold and weight tuning: live data-set figures as the objective's knobs move."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from cuset import heatmap, report
+from cuset.confidence import token_categories
+from cuset.objective import METHODS, compute, list_named, load_named, save_named
+from pages.common import (
+    current_sample,
+    objective_config,
+    sample_scores,
+    score_rest_button,
+    scored,
+    sidebar,
+    threshold_controls,
+    weight_controls,
+)
+
+WIDGET_KEYS = ("threshold_mode", "quantile", "tau", "region_method", "max_gap", "min_size", "min_samples", "policy", "alpha", "wclip")
+
+st.title("Threshold and weights")
+if not sidebar():
+    st.stop()
+data, _ = scored()
+if not data.table.p.size:
+    st.info("Nothing is scored yet under this model: score some samples first.")
+    score_rest_button()
+    st.stop()
+controls, figures = st.columns([1, 2])
+with controls:
+    method = st.selectbox("Method", METHODS, index=METHODS.index("cuset"), key="method")
+    threshold_controls(st)
+    weight_controls(st)
+config = objective_config()
+result = compute(data.table, config, method)
+s = result.stats
+with figures:
+    a, b, c, d = st.columns(4)
+    a.metric("Masked tokens", f"{s['masked_fraction']:.1%}")
+    b.metric("Low-conf. sensitive kept", f"{s['low_sensitive_preserved']} / {s['low_sensitive_tokens']}")
+    c.metric("Regions", s["n_regions"])
+    d.metric("Effective sample size", f"{s['effective_sample_size']:.1f} / {s['n_samples']}")
+    st.plotly_chart(report.masked_by_category(s), key="masked")
+    st.plotly_chart(report.weight_histogram(result.weights, s["effective_sample_size"]), key="weights")
+    order = np.argsort(-result.weights)[:10]
+    st.subheader("Largest sample weights")
+    st.dataframe(pd.DataFrame({"sample": [data.samples[i].id for i in order], "weight": result.weights[order], "region score": result.r[order]}), hide_index=True)
+    score_rest_button()
+
+st.header("Preview: masked tokens struck through")
+index, sample = current_sample()
+data, row = sample_scores(index, sample)
+result = compute(data.table, config, method)
+lo, hi = int(data.table.offsets[row]), int(data.table.offsets[row + 1])
+scores, tagged = data.scores[row], data.tags[row]
+bits, _, _ = token_categories(scores, tagged)
+page = heatmap.render(sample.response, scores, bits, outline_sensitive=True, masked=result.mask[lo:hi] == 0, title=f"{sample.id}: weight {result.weights[row]:.2f}")
+st.iframe(page, height="content")
+
+st.header("Saved configs")
+save_col, load_col = st.columns(2)
+name = save_col.text_input("Save the current settings as", key="config_name", placeholder="e.g. q25-protect-regions")
+if save_col.button("Save config", key="save_config"):
+    try:
+        path = save_named(name.strip(), config)
+        save_col.success(f"Saved {name.strip()!r} to {path}")
+    except ValueError as exc:
+        save_col.error(str(exc))
+saved = list_named()
+pick = load_col.selectbox("Load a saved config", saved, index=None, key="config_pick", placeholder="none saved" if not saved else "choose")
+if load_col.button("Load config", key="load_config", disabled=pick is None):
+    st.session_state["objective"] = load_named(pick)
+    for key in WIDGET_KEYS + tuple(k for k in st.session_state if str(k).startswith("kappa_")):
+        st.session_state.pop(key, None)
+    st.rerun()

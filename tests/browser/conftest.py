@@ -1,0 +1,113 @@
+"""A real browser against the running app: Streamlit on 127.0.0.1 (tiny model, a fresh
+workspace) and Debian's chromium driven by Playwright (never `playwright install`).
+Screenshots go to test-output/screenshots/.
+
+Without /usr/bin/chromium these tests skip on a developer machine and fail in CI (CI=true),
+where .ci/run installs it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = REPO / "test-output" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url(_workspace: Path) -> Iterator[str]:
+    port = _free_port()
+    env = {**os.environ, "CUSET_WORKSPACE": str(_workspace), "CUSET_MODEL": "tiny"}
+    log = open(_workspace / "streamlit.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--server.headless", "true"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail(f"streamlit did not start: {(_workspace / 'streamlit.log').read_text()[-2000:]}")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI needs Debian's chromium at /usr/bin/chromium (.ci/run installs it).")
+        pytest.skip("no /usr/bin/chromium on this machine (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def wait_idle(page, timeout: float = 90.0) -> None:
+    """Wait until Streamlit is idle: no running-status widget, no spinner, and the page text
+    unchanged for a second."""
+    deadline = time.time() + timeout
+    last, stable_since = None, time.time()
+    while time.time() < deadline:
+        busy = page.locator('[data-testid="stStatusWidget"], [data-testid="stSpinner"]').count() > 0
+        text = page.inner_text("body")
+        if busy or text != last:
+            last, stable_since = text, time.time()
+        elif time.time() - stable_since > 1.0:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError("the app did not become idle in time")
+
+
+def metric_value(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text()

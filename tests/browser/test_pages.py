@@ -1,0 +1,90 @@
+"""The dashboard in a real browser: every page loads; the threshold moves the masked fraction;
+a token's tooltip shows its scores; a JSONL upload becomes the data set; hostile code renders
+as text. A screenshot of each page is saved under test-output/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.browser.conftest import metric_value, screenshot, wait_idle
+
+pytestmark = pytest.mark.browser
+
+
+def test_home_page(page, app_url):
+    page.goto(app_url)
+    page.get_by_text("CuSeT Workbench").first.wait_for()
+    wait_idle(page)
+    assert "Held out for evaluation" in page.inner_text("body")
+    assert screenshot(page, "home").stat().st_size > 10_000
+
+
+def test_heatmap_tooltip(page, app_url):
+    page.goto(f"{app_url}/heatmap")
+    frame = page.frame_locator("iframe").first
+    token = frame.locator(".t", has_text=re.compile(r"\w")).nth(10)
+    token.wait_for(timeout=90_000)
+    wait_idle(page)
+    token.hover()
+    tip = frame.locator("#tip")
+    tip.wait_for(state="visible")
+    text = tip.inner_text()
+    assert "p = " in text and "entropy" in text and "rank" in text and "top-k" in text
+    screenshot(page, "heatmap")
+
+
+def test_regions_page(page, app_url):
+    page.goto(f"{app_url}/regions")
+    page.get_by_text("Regions in the scored samples").wait_for(timeout=90_000)
+    wait_idle(page)
+    assert int(metric_value(page, "Regions in the scored samples")) >= 0
+    screenshot(page, "regions")
+
+
+def test_tuning_threshold_moves_masked_fraction(page, app_url):
+    page.goto(f"{app_url}/tuning")
+    page.get_by_text("Masked tokens").wait_for(timeout=90_000)
+    wait_idle(page)
+    before = metric_value(page, "Masked tokens")
+    slider = page.get_by_role("slider", name="Quantile q")
+    slider.focus()
+    for _ in range(20):
+        page.keyboard.press("ArrowRight")
+    wait_idle(page)
+    page.wait_for_function(
+        "(b) => { const m = [...document.querySelectorAll('[data-testid=stMetric]')].find(e => e.innerText.includes('Masked tokens'));"
+        " return m && !m.innerText.includes(b); }", arg=before, timeout=30_000,
+    )
+    after = metric_value(page, "Masked tokens")
+    assert float(after.rstrip("%")) > float(before.rstrip("%"))
+    screenshot(page, "tuning")
+
+
+def test_upload_jsonl_with_hostile_code(page, app_url, tmp_path):
+    hostile = '__global__ void k(float* x) { /* </span><script>alert(1)</script><img src=x onerror=alert(2)> */ x[threadIdx.x] = 0; }'
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps({"id": f"upload-{i}", "instruction": "", "response": hostile}) for i in range(2)))
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{app_url}/heatmap")
+    page.get_by_text("Upload a file").click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    page.get_by_text("Loaded: 2 samples from mine.jsonl").wait_for(timeout=60_000)
+    frame = page.frame_locator("iframe").first
+    frame.get_by_text("<script>alert(1)</script>", exact=False).first.wait_for(timeout=90_000)
+    wait_idle(page)
+    assert not dialogs  # no script from the sample ran
+    screenshot(page, "upload")
+
+
+def test_broken_upload_shows_the_line(page, app_url, tmp_path):
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"id": "a", "instruction": "", "response": "x"}\n{"id": "b", oops\n')
+    page.goto(f"{app_url}/heatmap")
+    page.get_by_text("Upload a file").click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    page.get_by_text("line 2: not valid JSON").wait_for(timeout=60_000)
+    assert page.get_by_text("Confidence heatmap").first.is_visible()

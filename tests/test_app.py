@@ -1,0 +1,97 @@
+"""The dashboard under Streamlit's AppTest (no browser), on the tiny model: every page renders,
+its controls change what is computed, and bad input shows a message while the app keeps working."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def tiny_model(monkeypatch):
+    monkeypatch.setenv("CUSET_MODEL", "tiny")
+
+
+def open_page(page: str) -> AppTest:
+    app = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    app.switch_page(page)
+    app.run()
+    assert not app.exception, [e.message for e in app.exception]
+    return app
+
+
+def metric(app: AppTest, label: str) -> str:
+    return next(m.value for m in app.metric if m.label == label)
+
+
+def test_home_page_shows_the_workspace():
+    from cuset.objective import ObjectiveConfig, save_named
+
+    save_named("apptest-config", ObjectiveConfig(quantile=0.3))
+    app = open_page("pages/home.py")
+    assert app.title[0].value == "CuSeT Workbench"
+    assert metric(app, "Model") == "tiny"
+    assert int(metric(app, "Samples loaded")) >= 200
+    assert metric(app, "Saved objective configs") != "0"
+    assert any("apptest-config" in md.value for md in app.markdown)
+
+
+def test_heatmap_page_scores_the_sample_and_switches_signal():
+    app = open_page("pages/heatmap.py")
+    assert app.title[0].value == "Confidence heatmap"
+    assert any("scored under tiny" in c.value for c in app.caption)
+    app.radio(key="signal").set_value("entropy").run()
+    assert not app.exception
+    app.button[1].click().run()  # Next sample
+    assert app.selectbox[0].value == 1
+    app.text_input(key="sample_query").input("no-sample-has-this-text").run()
+    assert any("No sample matches" in i.value for i in app.info)
+
+
+def test_regions_page_reacts_to_the_threshold():
+    app = open_page("pages/regions.py")
+    default = int(metric(app, "Regions in the scored samples"))
+    app.slider(key="quantile").set_value(0.02).run()
+    strict = int(metric(app, "Regions in the scored samples"))
+    assert 0 <= strict < default
+    app.selectbox(key="region_method").set_value("statement").run()
+    assert not app.exception
+
+
+def test_tuning_page_masked_fraction_moves_and_configs_round_trip():
+    app = open_page("pages/tuning.py")
+    before = metric(app, "Masked tokens")
+    app.slider(key="quantile").set_value(0.6).run()
+    after = metric(app, "Masked tokens")
+    assert float(after.rstrip("%")) > float(before.rstrip("%"))
+    app.selectbox(key="method").set_value("sft").run()
+    assert metric(app, "Masked tokens") == "0.0%"
+    app.text_input(key="config_name").input("q60").run()
+    app.button(key="save_config").click().run()
+    assert any("Saved 'q60'" in s.value for s in app.success)
+    app.text_input(key="config_name").input("bad name!").run()
+    app.button(key="save_config").click().run()
+    assert any("Config name" in e.value for e in app.error)
+    fresh = open_page("pages/tuning.py")
+    fresh.selectbox(key="config_pick").set_value("q60").run()
+    fresh.button(key="load_config").click().run()
+    assert fresh.slider(key="quantile").value == pytest.approx(0.6)
+
+
+def test_empty_paste_and_unknown_model_keep_the_app_working():
+    app = open_page("pages/heatmap.py")
+    app.sidebar.radio(key="data_kind").set_value("Paste code").run()
+    app.sidebar.text_area(key="paste").input("   ").run()
+    app.sidebar.button(key="use_paste").click().run()
+    assert any("pasted text is empty" in e.value for e in app.sidebar.error)
+    app.sidebar.text_area(key="paste").input("__global__ void k(int* x) { x[threadIdx.x] = 1; }").run()
+    app.sidebar.button(key="use_paste").click().run()
+    assert not app.exception and app.selectbox[0].options == ["1/1  pasted"]
+    app.sidebar.text_input(key="model_input").input("no-such-org/no-such-model").run()
+    assert any("no-such-org/no-such-model" in e.value for e in app.sidebar.error)
+    assert not app.exception and app.title[0].value == "Confidence heatmap"
+
