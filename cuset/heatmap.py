@@ -31,6 +31,7 @@ SIGNALS = ("probability", "entropy", "rank")
 # ColorBrewer "Oranges" end points: a single-hue sequential scale, safe for colour-blind readers.
 LIGHT = (255, 247, 236)
 DARK = (204, 76, 2)
+LEVELS = 12  # discrete colour steps: classes c0..c11 keep a 2,000-token page small
 ENTROPY_CEILING = 6.0  # nats; higher entropies share the darkest colour
 RANK_CEILING = 1000
 
@@ -80,9 +81,9 @@ body { font-family: system-ui, sans-serif; margin: 0; color: #1a1a1a; }
 .gutter { color: #888; text-align: right; padding: 6px 8px; background: #f6f6f6; border-right: 1px solid #ddd; user-select: none; white-space: pre; }
 pre.src { margin: 0; padding: 6px 10px; white-space: pre; overflow-x: auto; flex: 1; }
 .t { border-radius: 2px; cursor: default; }
-.t.sens { outline: 1.5px solid #1f5fbf; outline-offset: -1px; }
-.t.dim { background: transparent !important; color: #999; }
-.t.masked { text-decoration: line-through; text-decoration-color: #b00020; text-decoration-thickness: 2px; color: #777; }
+.t.s { outline: 1.5px solid #1f5fbf; outline-offset: -1px; }
+.t.dim { background: transparent !important; color: #999 !important; }
+.t.m { text-decoration: line-through; text-decoration-color: #b00020; text-decoration-thickness: 2px; color: #777; }
 .t:hover { outline: 2px solid #000; }
 .region { border: 2px dashed #6a3d9a; border-radius: 3px; padding: 0 1px; }
 .rlabel { font: 10px system-ui, sans-serif; background: #6a3d9a; color: #fff; border-radius: 3px; padding: 0 3px; margin-right: 2px; vertical-align: top; }
@@ -91,26 +92,28 @@ pre.src { margin: 0; padding: 6px 10px; white-space: pre; overflow-x: auto; flex
 
 SCRIPT = """
 (function () {
-  const data = JSON.parse(document.getElementById('token-data').textContent);
+  const d = JSON.parse(document.getElementById('token-data').textContent);
   const tip = document.getElementById('tip');
   const fmt = (x) => (x < 0.001 ? x.toExponential(2) : x.toFixed(4));
-  document.querySelectorAll('.t').forEach((el) => {
-    el.addEventListener('mouseenter', (ev) => {
-      const d = data[+el.dataset.i];
-      const lines = [
-        'token ' + el.dataset.i + ': ' + JSON.stringify(d.text),
-        'p = ' + fmt(d.p) + '   entropy = ' + d.entropy.toFixed(3) + ' nats   rank = ' + d.rank,
-        'categories: ' + (d.categories.length ? d.categories.join(', ') : 'none'),
-        'top-k:',
-      ].concat(d.top.map((a) => '  ' + JSON.stringify(a[0]) + '  ' + fmt(a[1])));
-      if (d.masked) lines.push('masked by the objective');
-      tip.textContent = lines.join('\\n');
-      tip.style.display = 'block';
-      tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 300) + 'px';
-      tip.style.top = (ev.clientY + 14) + 'px';
-    });
-    el.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+  const cats = (b) => d.categories.filter((c, k) => b & (1 << k));
+  document.querySelector('pre.src').addEventListener('mouseover', (ev) => {
+    const el = ev.target.closest('.t');
+    if (!el) { tip.style.display = 'none'; return; }
+    const i = +el.dataset.i;
+    const c = cats(d.bits[i]);
+    const lines = [
+      'token ' + i + ': ' + JSON.stringify(el.textContent),
+      'p = ' + fmt(d.p[i]) + '   entropy = ' + d.entropy[i].toFixed(3) + ' nats   rank = ' + d.rank[i],
+      'categories: ' + (c.length ? c.join(', ') : 'none'),
+      'top-k:',
+    ].concat(d.top[i].map((a, k) => '  ' + JSON.stringify(a) + '  ' + fmt(d.top_p[i][k])));
+    if (d.masked[i]) lines.push('masked by the objective');
+    tip.textContent = lines.join('\\n');
+    tip.style.display = 'block';
+    tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 300) + 'px';
+    tip.style.top = (ev.clientY + 14) + 'px';
   });
+  document.querySelector('pre.src').addEventListener('mouseleave', () => { tip.style.display = 'none'; });
 })();
 """
 
@@ -138,16 +141,15 @@ def render(
         raise ValueError(f"Unknown category {only_category!r}; valid: {', '.join(CATEGORIES)}.")
     s = scores
     n = len(s.p)
-    level = intensity(signal, s.p, s.entropy, s.rank)
-    colours = [colour(float(v)) for v in level]
+    level = np.minimum((intensity(signal, s.p, s.entropy, s.rank) * LEVELS).astype(int), LEVELS - 1)
     opens: dict[int, list[RegionMark]] = {}
     closes: dict[int, int] = {}
     for mark in sorted(regions, key=lambda r: r.tok_start):
         opens.setdefault(mark.tok_start, []).append(mark)
         closes[mark.tok_end] = closes.get(mark.tok_end, 0) + 1
     wanted = CATEGORY_BIT[only_category] if only_category else 0
+    is_masked = np.zeros(n, dtype=bool) if masked is None else np.asarray(masked, dtype=bool)
     parts: list[str] = []
-    rows = []
     cursor = 0
     for i in range(n):
         start, end = int(s.starts[i]), int(s.ends[i])
@@ -155,34 +157,28 @@ def render(
             parts.append(html.escape(response[cursor:start]))
         for mark in opens.get(i, ()):
             parts.append(f'<span class="region" data-kind="{html.escape(mark.kind)}"><span class="rlabel">{html.escape(mark.kind)}</span>')
-        classes = ["t"]
         token_bits = int(bits[i])
+        classes = f"t c{level[i]}"
         if outline_sensitive and token_bits and (not wanted or token_bits & wanted):
-            classes.append("sens")
+            classes += " s"
         if wanted and not token_bits & wanted:
-            classes.append("dim")
-        is_masked = bool(masked is not None and masked[i])
-        if is_masked:
-            classes.append("masked")
-        text_colour = "#fff" if level[i] > 0.62 and "dim" not in classes else "inherit"
-        parts.append(
-            f'<span class="{" ".join(classes)}" data-i="{i}" style="background:{colours[i]};color:{text_colour}">'
-            f"{html.escape(response[start:end])}</span>"
-        )
+            classes += " dim"
+        if is_masked[i]:
+            classes += " m"
+        parts.append(f'<span class="{classes}" data-i="{i}">{html.escape(response[start:end])}</span>')
         parts.append("</span>" * closes.get(i, 0))
         cursor = max(cursor, end)
-        names = top_names[i] if top_names is not None else [str(int(t)) for t in s.topk_ids[i]]
-        rows.append(
-            {
-                "text": response[start:end],
-                "p": float(s.p[i]),
-                "entropy": float(s.entropy[i]),
-                "rank": int(s.rank[i]),
-                "categories": [c for c in CATEGORIES if token_bits & CATEGORY_BIT[c]],
-                "top": [[str(name), float(q)] for name, q in zip(names, s.topk_p[i])],
-                "masked": is_masked,
-            }
-        )
+    names = top_names if top_names is not None else [[str(int(t)) for t in row] for row in s.topk_ids]
+    data = {
+        "categories": list(CATEGORIES),
+        "p": [float(f"{x:.4g}") for x in s.p],
+        "entropy": [round(float(x), 3) for x in s.entropy],
+        "rank": [int(x) for x in s.rank],
+        "bits": [int(b) for b in bits],
+        "top": [[str(name) for name in row] for row in names],
+        "top_p": [[float(f"{q:.3g}") for q in row] for row in s.topk_p],
+        "masked": [int(x) for x in is_masked],
+    }
     if cursor < len(response):
         parts.append(html.escape(response[cursor:]))
     n_lines = response.count("\n") + (0 if response.endswith("\n") else 1)
@@ -190,20 +186,23 @@ def render(
     legend = "".join(f'<span class="sw" style="background:{c};color:{"#fff" if k >= 3 else "inherit"}">{html.escape(label)}</span>' for k, (label, c) in enumerate(legend_stops(signal)))
     extras = []
     if outline_sensitive:
-        extras.append('<span class="sw t sens" style="background:#fff">CUDA-sensitive' + (f": {html.escape(only_category)}" if only_category else "") + "</span>")
+        extras.append('<span class="sw t s" style="background:#fff">CUDA-sensitive' + (f": {html.escape(only_category)}" if only_category else "") + "</span>")
     if masked is not None:
-        extras.append('<span class="sw t masked">masked</span>')
+        extras.append('<span class="sw t m">masked</span>')
     if regions:
         extras.append('<span class="sw region">low-confidence region</span>')
-    data = json.dumps(rows).replace("<", "\\u003c")
+    payload = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
+    levels = "".join(
+        f".c{k}{{background:{colour(k / (LEVELS - 1))}{';color:#fff' if k / (LEVELS - 1) > 0.62 else ''}}}" for k in range(LEVELS)
+    )
     heading = f"<h3>{html.escape(title)}</h3>" if title else ""
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
         + html.escape(title or "CuSeT heatmap")
-        + f"</title><style>{STYLE}</style></head><body>{heading}"
+        + f"</title><style>{STYLE}{levels}</style></head><body>{heading}"
         + f'<div class="legend"><b>{html.escape(signal)}</b>{legend}{"".join(extras)}</div>'
         + f'<div class="code"><div class="gutter">{gutter}</div><pre class="src">{"".join(parts)}</pre></div>'
-        + f'<div id="tip"></div><script type="application/json" id="token-data">{data}</script>'
+        + f'<div id="tip"></div><script type="application/json" id="token-data">{payload}</script>'
         + f"<script>{SCRIPT}</script></body></html>"
     )
 

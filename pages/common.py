@@ -3,6 +3,7 @@ current sample. Only widgets and caching live here; the work is done by `cuset`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -63,12 +64,23 @@ def _set_data(samples: list[Sample], source: str) -> None:
     st.session_state["sample_index"] = 0
 
 
+def _load_first(start: str, label: str) -> None:
+    """The start-up data set: the bundled corpus, or the file named by $CUSET_DATA."""
+    try:
+        _set_data(bundled() if start == "bundled" else load(start), label)
+    except DataError as exc:
+        st.error(f"$CUSET_DATA: {exc}")
+        _set_data(bundled(), label)
+
+
 def sidebar() -> bool:
     """Model and data set choice; returns False (after showing why) when nothing usable is loaded."""
     state = st.session_state
     state.setdefault("model", models.model_name())
+    start = os.environ.get("CUSET_DATA", "bundled")
+    first = "Bundled corpus" if start == "bundled" else f"{os.path.basename(start)} ($CUSET_DATA)"
     if "samples" not in state:
-        _set_data(bundled(), "bundled corpus")
+        _load_first(start, first)
     with st.sidebar:
         st.subheader("Model")
         name = st.text_input("Model name, folder or hub id", value=state["model"], key="model_input", help="'default' (SmolLM2-135M), 'tiny', a local folder or a hub id")
@@ -79,9 +91,9 @@ def sidebar() -> bool:
             except models.ModelError as exc:
                 st.error(str(exc))
         st.subheader("Data")
-        kind = st.radio("Source", ["Bundled corpus", "Upload a file", "Paste code"], key="data_kind")
-        if kind == "Bundled corpus" and state["source"] != "bundled corpus":
-            _set_data(bundled(), "bundled corpus")
+        kind = st.radio("Source", [first, "Upload a file", "Paste code"], key="data_kind")
+        if kind == first and state["source"] != first:
+            _load_first(start, first)
         elif kind == "Upload a file":
             upload = st.file_uploader("JSONL, Parquet or a code file", type=UPLOAD_TYPES, key="upload")
             if upload is not None and state["source"] != f"upload:{upload.name}:{upload.size}":

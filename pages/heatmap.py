@@ -28,11 +28,11 @@ for note in tagged.notes:
 st.iframe(page, height="content")
 st.download_button("Download this view as HTML", page, file_name=f"{sample.id}-heatmap.html", mime="text/html")
 
-st.header("Data set")
-score_rest_button()
-data, _ = scored()
-if data.table.p.size:
-    a, b = st.columns(2)
-    a.plotly_chart(report.confidence_distribution(data.table), key="dist")
-    b.plotly_chart(report.high_confidence_share(data.table), key="share")
-    st.plotly_chart(report.confidence_by_category(data.table), key="bycat")
+with st.expander("Data-set plots: confidence of sensitive vs other tokens", expanded=False):
+    score_rest_button()
+    data, _ = scored()
+    if data.table.p.size:
+        a, b = st.columns(2)
+        a.plotly_chart(report.confidence_distribution(data.table), key="dist")
+        b.plotly_chart(report.high_confidence_share(data.table), key="share")
+        st.plotly_chart(report.confidence_by_category(data.table), key="bycat")
