@@ -168,21 +168,24 @@ def objective_config() -> ObjectiveConfig:
     return st.session_state.setdefault("objective", ObjectiveConfig())
 
 
-def threshold_controls(where: Any) -> None:
-    """Threshold and region-clustering controls, written back into the shared config."""
+def threshold_controls(where: Any, columns: int = 1) -> None:
+    """Threshold and region-clustering controls, written back into the shared config; with
+    `columns` > 1 they are laid out side by side."""
     c = objective_config()
-    mode = where.radio("Low confidence means", THRESHOLD_MODES, index=THRESHOLD_MODES.index(c.threshold_mode), horizontal=True, key="threshold_mode",
+    cells = where.columns(columns) if columns > 1 else [where]
+    slot = iter(cells * 3)
+    mode = next(slot).radio("Low confidence means", THRESHOLD_MODES, index=THRESHOLD_MODES.index(c.threshold_mode), horizontal=True, key="threshold_mode",
                        format_func=lambda m: "below the sample's quantile" if m == "quantile" else "p below tau")
     quantile, tau = c.quantile, c.tau
     if mode == "quantile":
-        quantile = where.slider("Quantile q", 0.01, 0.99, c.quantile, 0.01, key="quantile")
+        quantile = next(slot).slider("Quantile q", 0.01, 0.99, c.quantile, 0.01, key="quantile")
     else:
-        tau = where.slider("Threshold tau", 0.01, 1.0, c.tau, 0.01, key="tau")
-    method = where.selectbox("Region clustering", REGION_METHODS, index=REGION_METHODS.index(c.regions.method), key="region_method",
+        tau = next(slot).slider("Threshold tau", 0.01, 1.0, c.tau, 0.01, key="tau")
+    method = next(slot).selectbox("Region clustering", REGION_METHODS, index=REGION_METHODS.index(c.regions.method), key="region_method",
                              help="gap: single-linkage over positions; statement: by enclosing statement; dbscan: scikit-learn DBSCAN")
-    max_gap = where.slider("Max gap between region tokens", 0, 12, c.regions.max_gap, key="max_gap")
-    min_size = where.slider("Min tokens per region", 1, 10, c.regions.min_size, key="min_size")
-    min_samples = where.slider("DBSCAN min samples", 1, 6, c.regions.min_samples, key="min_samples") if method == "dbscan" else c.regions.min_samples
+    max_gap = next(slot).slider("Max gap between region tokens", 0, 12, c.regions.max_gap, key="max_gap")
+    min_size = next(slot).slider("Min tokens per region", 1, 10, c.regions.min_size, key="min_size")
+    min_samples = next(slot).slider("DBSCAN min samples", 1, 6, c.regions.min_samples, key="min_samples") if method == "dbscan" else c.regions.min_samples
     regions = RegionConfig(method=method, max_gap=max_gap, min_size=min_size, min_samples=min_samples)
     st.session_state["objective"] = replace(c, threshold_mode=mode, quantile=quantile, tau=tau, regions=regions)
 

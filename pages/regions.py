@@ -13,7 +13,7 @@ st.title("Regions")
 if not sidebar():
     st.stop()
 with st.expander("Threshold and clustering", expanded=True):
-    threshold_controls(st)
+    threshold_controls(st, columns=5)
 index, sample = current_sample()
 data, row = sample_scores(index, sample)
 result = compute(data.table, objective_config())
