@@ -3,6 +3,7 @@ current sample. Only widgets and caching live here; the work is done by `cuset`.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import replace
 from typing import Any
@@ -173,7 +174,7 @@ def threshold_controls(where: Any, columns: int = 1) -> None:
     `columns` > 1 they are laid out side by side."""
     c = objective_config()
     cells = where.columns(columns) if columns > 1 else [where]
-    slot = iter(cells * 3)
+    slot = itertools.cycle(cells)
     mode = next(slot).radio("Low confidence means", THRESHOLD_MODES, index=THRESHOLD_MODES.index(c.threshold_mode), horizontal=True, key="threshold_mode",
                        format_func=lambda m: "below the sample's quantile" if m == "quantile" else "p below tau")
     quantile, tau = c.quantile, c.tau
