@@ -77,7 +77,7 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 0; color: #1a1a1a; }
 .legend { display: flex; gap: 4px; align-items: center; font-size: 12px; margin: 6px 0 8px; flex-wrap: wrap; }
 .legend .sw { padding: 1px 6px; border: 1px solid #ccc; border-radius: 3px; }
-.code { display: flex; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; border: 1px solid #ddd; border-radius: 4px; }
+.code { display: flex; font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; line-height: 1.45; border: 1px solid #ddd; border-radius: 4px; }
 .gutter { color: #888; text-align: right; padding: 6px 8px; background: #f6f6f6; border-right: 1px solid #ddd; user-select: none; white-space: pre; }
 pre.src { margin: 0; padding: 6px 10px; white-space: pre; overflow-x: auto; flex: 1; }
 .t { border-radius: 2px; cursor: default; }
@@ -85,8 +85,9 @@ pre.src { margin: 0; padding: 6px 10px; white-space: pre; overflow-x: auto; flex
 .t.dim { background: transparent !important; color: #999 !important; }
 .t.m { text-decoration: line-through; text-decoration-color: #b00020; text-decoration-thickness: 2px; color: #777; }
 .t:hover { outline: 2px solid #000; }
-.region { border: 2px dashed #6a3d9a; border-radius: 3px; padding: 0 1px; }
-.rlabel { font: 10px system-ui, sans-serif; background: #6a3d9a; color: #fff; border-radius: 3px; padding: 0 3px; margin-right: 2px; vertical-align: top; }
+.region { border: 2px dashed #6a3d9a; border-radius: 3px; padding: 0 1px; position: relative; }
+.rlabel { position: absolute; left: -2px; top: -1.25em; font: 9px/1.2 system-ui, sans-serif; background: #6a3d9a; color: #fff; border-radius: 3px; padding: 0 3px; white-space: nowrap; pointer-events: none; opacity: 0.92; }
+.code.regions { line-height: 2.1; }
 #tip { position: fixed; display: none; z-index: 10; background: #222; color: #fff; font: 12px/1.35 ui-monospace, monospace; padding: 6px 8px; border-radius: 4px; white-space: pre; pointer-events: none; max-width: 480px; }
 """
 
@@ -201,7 +202,7 @@ def render(
         + html.escape(title or "CuSeT heatmap")
         + f"</title><style>{STYLE}{levels}</style></head><body>{heading}"
         + f'<div class="legend"><b>{html.escape(signal)}</b>{legend}{"".join(extras)}</div>'
-        + f'<div class="code"><div class="gutter">{gutter}</div><pre class="src">{"".join(parts)}</pre></div>'
+        + f'<div class="code{" regions" if regions else ""}"><div class="gutter">{gutter}</div><pre class="src">{"".join(parts)}</pre></div>'
         + f'<div id="tip"></div><script type="application/json" id="token-data">{payload}</script>'
         + f"<script>{SCRIPT}</script></body></html>"
     )
