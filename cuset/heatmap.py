@@ -83,7 +83,7 @@ pre.src { margin: 0; padding: 6px 10px; white-space: pre; overflow-x: auto; flex
 .t { border-radius: 2px; cursor: default; }
 .t.s { outline: 1.5px solid #1f5fbf; outline-offset: -1px; }
 .t.dim { background: transparent !important; color: #999 !important; }
-.t.m { text-decoration: line-through; text-decoration-color: #b00020; text-decoration-thickness: 2px; color: #777; }
+.t.m { background: #ececec !important; color: #6b6b6b !important; text-decoration: line-through; text-decoration-color: #b00020; text-decoration-thickness: 1.5px; }
 .t:hover { outline: 2px solid #000; }
 .region { border: 2px dashed #6a3d9a; border-radius: 3px; padding: 0 1px; position: relative; }
 .rlabel { position: absolute; left: -2px; top: -1.25em; font: 9px/1.2 system-ui, sans-serif; background: #6a3d9a; color: #fff; border-radius: 3px; padding: 0 3px; white-space: nowrap; pointer-events: none; opacity: 0.92; }
