@@ -78,6 +78,18 @@ class TokenScores:
     def __len__(self) -> int:
         return int(self.token_ids.shape[0])
 
+    @classmethod
+    def from_columns(cls, sample_id: str, columns: dict[str, np.ndarray], truncated: bool, n_prompt_tokens: int) -> TokenScores:
+        """Build from arrays named like the fields, cast to the stored dtypes."""
+        return cls(sample_id=sample_id, truncated=truncated, n_prompt_tokens=n_prompt_tokens,
+                   **{name: np.asarray(columns[name]).astype(dtype) for name, dtype in COLUMN_DTYPES.items()})
+
+
+COLUMN_DTYPES = {
+    "token_ids": np.int32, "starts": np.int32, "ends": np.int32, "p": np.float32, "logp": np.float32,
+    "entropy": np.float32, "rank": np.int32, "topk_ids": np.int32, "topk_p": np.float32,
+}
+
 
 @dataclass
 class RenderedSample:
@@ -165,21 +177,10 @@ def _load(path: Path, sample_id: str) -> TokenScores | None:
     def flat(name: str, dtype: Any) -> np.ndarray:
         return table.column(name).combine_chunks().flatten().to_numpy().astype(dtype).reshape(n, k)
 
-    col = {name: table.column(name).to_numpy() for name in ("token_id", "start", "end", "p", "logp", "entropy", "rank")}
-    return TokenScores(
-        sample_id=sample_id,
-        token_ids=col["token_id"].astype(np.int32),
-        starts=col["start"].astype(np.int32),
-        ends=col["end"].astype(np.int32),
-        p=col["p"].astype(np.float32),
-        logp=col["logp"].astype(np.float32),
-        entropy=col["entropy"].astype(np.float32),
-        rank=col["rank"].astype(np.int32),
-        topk_ids=flat("topk_ids", np.int32),
-        topk_p=flat("topk_p", np.float32),
-        truncated=meta.get("truncated") == "1",
-        n_prompt_tokens=int(meta.get("n_prompt_tokens", 0)),
-    )
+    names = {"token_ids": "token_id", "starts": "start", "ends": "end"}
+    columns = {field: table.column(names.get(field, field)).to_numpy() for field in COLUMN_DTYPES if not field.startswith("topk")}
+    columns |= {"topk_ids": flat("topk_ids", np.int32), "topk_p": flat("topk_p", np.float32)}
+    return TokenScores.from_columns(sample_id, columns, meta.get("truncated") == "1", int(meta.get("n_prompt_tokens", 0)))
 
 
 def _base_and_head(model: Any) -> tuple[Any, Any] | None:
@@ -300,20 +301,10 @@ def score_samples(
             processed += sum(len(rendered[i].input_ids) for i in chunk)
             for index, part in zip(chunk, parts):
                 item, cols = rendered[index], part["cols"]
-                scores = TokenScores(
-                    sample_id=samples[index].id,
-                    token_ids=np.asarray(item.input_ids, dtype=np.int32)[cols],
-                    starts=item.starts[cols],
-                    ends=item.ends[cols],
-                    p=part["p"].astype(np.float32),
-                    logp=part["logp"].astype(np.float32),
-                    entropy=part["entropy"].astype(np.float32),
-                    rank=part["rank"].astype(np.int32),
-                    topk_ids=part["topk_ids"].astype(np.int32),
-                    topk_p=part["topk_p"].astype(np.float32),
-                    truncated=item.truncated,
-                    n_prompt_tokens=int(np.argmax(item.response_mask)) if item.response_mask.any() else len(item.input_ids),
-                )
+                columns = {"token_ids": np.asarray(item.input_ids)[cols], "starts": item.starts[cols], "ends": item.ends[cols]}
+                columns |= {name: part[name] for name in ("p", "logp", "entropy", "rank", "topk_ids", "topk_p")}
+                n_prompt = int(np.argmax(item.response_mask)) if item.response_mask.any() else len(item.input_ids)
+                scores = TokenScores.from_columns(samples[index].id, columns, item.truncated, n_prompt)
                 new_tokens += len(scores)
                 if use_cache:
                     _save(scores, _cache_path(item.key))
