@@ -100,7 +100,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from cuset.confidence import describe
 
     scored = _scored(args)
-    _, tokenizer, _ = models.load(args.model, args.dtype)
+    tokenizer, _ = models.load_tokenizer(args.model)
     out, lines = [], []
     for sample, scores, tagged in zip(scored.samples, scored.scores, scored.tags):
         rows = describe(scores, sample.response, tagged, tokenizer)

@@ -275,7 +275,7 @@ def score_samples(
 
     config = config or ScoreConfig()
     started = time.perf_counter()
-    model, tokenizer, resolved = models.load(config.model, config.dtype)
+    tokenizer, resolved = models.load_tokenizer(config.model)
     rendered = [render(s, tokenizer, config, resolved.fingerprint) for s in samples]
     results: list[TokenScores | None] = [None] * len(samples)
     todo = []
@@ -292,6 +292,7 @@ def score_samples(
     todo.sort(key=lambda i: len(rendered[i].input_ids))
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
     new_tokens, processed, score_seconds = 0, 0, 0.0
+    model = models.load(config.model, config.dtype)[0] if todo else None  # weights only when needed
     with torch.inference_mode():
         for begin in range(0, len(todo), config.batch_size):
             chunk = todo[begin : begin + config.batch_size]
@@ -524,7 +525,7 @@ def scored_from_cache(samples: Sequence[Sample], config: ScoreConfig | None = No
     from cuset import models
 
     config = config or ScoreConfig()
-    _, tokenizer, resolved = models.load(config.model, config.dtype)
+    tokenizer, resolved = models.load_tokenizer(config.model)
     kept, scores, indices = [], [], []
     for index, sample in enumerate(samples):
         path = _cache_path(render(sample, tokenizer, config, resolved.fingerprint).key)

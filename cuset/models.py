@@ -227,6 +227,21 @@ def _check_hub(name: str) -> None:
 
 
 @lru_cache(maxsize=4)
+def load_tokenizer(name: str | None = None) -> tuple[Any, ResolvedModel]:
+    """(tokenizer, resolved) without loading the weights: enough to render samples and find
+    their cached scores."""
+    from transformers import AutoTokenizer
+
+    resolved = resolve(name)
+    if not resolved.local:
+        return load(name)[1], resolved
+    try:
+        return AutoTokenizer.from_pretrained(resolved.source), resolved
+    except Exception as exc:  # noqa: BLE001 - any loader failure becomes one clear message
+        raise ModelError(f"Could not load the tokenizer of {resolved.name!r} from {resolved.source!r}: {exc}") from exc
+
+
+@lru_cache(maxsize=4)
 def load(name: str | None = None, dtype: str = "float32") -> tuple[Any, Any, ResolvedModel]:
     """Load (model, tokenizer, resolved) in eval mode on the CPU; cached per (name, dtype).
 
