@@ -80,11 +80,20 @@ def test_upload_jsonl_with_hostile_code(page, app_url, tmp_path):
     screenshot(page, "upload")
 
 
-def test_broken_upload_shows_the_line(page, app_url, tmp_path):
-    path = tmp_path / "broken.jsonl"
-    path.write_text('{"id": "a", "instruction": "", "response": "x"}\n{"id": "b", oops\n')
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("broken.jsonl", b'{"id": "a", "instruction": "", "response": "x"}\n{"id": "b", oops\n', "line 2: not valid JSON"),
+        ("binary.jsonl", b"\x7fELF\x02\x01\x01\x00" * 64, "looks like a binary file"),
+    ],
+)
+def test_bad_upload_shows_a_message_and_the_app_keeps_working(page, app_url, tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
     page.goto(f"{app_url}/heatmap")
     page.get_by_text("Upload a file").click()
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
-    page.get_by_text("line 2: not valid JSON").wait_for(timeout=60_000)
+    page.get_by_text(message).wait_for(timeout=60_000)
+    wait_idle(page)
     assert page.get_by_text("Confidence heatmap").first.is_visible()
+    assert page.frame_locator("iframe").first.locator(".t").count() > 0  # the previous data set is still shown
