@@ -337,9 +337,7 @@ def token_categories(scores: TokenScores, tagged: TagResult) -> tuple[np.ndarray
     int8: index into STATEMENT_KINDS, -1 outside any).
     """
     n_chars = len(tagged.text)
-    char_bits = np.zeros(n_chars + 1, dtype=np.uint16)
-    for span in tagged.spans:
-        char_bits[span.start : span.end] |= np.uint16(CATEGORY_BIT[span.category])
+    char_bits = np.append(tagged.char_mask(), np.uint16(0))
     char_stmt = np.full(n_chars + 1, -1, dtype=np.int32)
     for index in sorted(range(len(tagged.statements)), key=lambda i: tagged.statements[i].depth):
         statement = tagged.statements[index]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 CATEGORIES: tuple[str, ...] = (
     "qualifier",
     "memory_space",
@@ -85,11 +87,9 @@ class TagResult:
             out[span.category].append(span)
         return out
 
-    def char_mask(self) -> list[int]:
-        """Per character of ``text``: OR of `CATEGORY_BIT` over the spans covering it."""
-        mask = [0] * len(self.text)
+    def char_mask(self) -> np.ndarray:
+        """uint16 [len(text)]: per character, the OR of `CATEGORY_BIT` over the spans covering it."""
+        mask = np.zeros(len(self.text), dtype=np.uint16)
         for span in self.spans:
-            bit = CATEGORY_BIT[span.category]
-            for i in range(span.start, span.end):
-                mask[i] |= bit
+            mask[span.start : span.end] |= np.uint16(CATEGORY_BIT[span.category])
         return mask
