@@ -32,6 +32,7 @@ from cuset.sensitivity import CATEGORIES, CATEGORY_BIT, STATEMENT_KINDS, TagResu
 from cuset.workspace import workspace_dir
 
 CACHE_VERSION = "1"
+STATS_CHUNK = 1024  # rows of the vocabulary projection computed at once
 
 
 @dataclass
@@ -237,14 +238,20 @@ def _score_batch(model: Any, batch: list[RenderedSample], top_k: int, pad_id: in
     rows_t = torch.from_numpy(np.concatenate(rows))
     cols_t = torch.from_numpy(np.concatenate(cols))
     split = _base_and_head(model)
+    gold = ids[rows_t, cols_t]
     if split is not None:
+        # Project to the vocabulary in row chunks: a [rows, 49152] float32 block per chunk keeps
+        # peak memory near 200 MB instead of several GB for a batch of long samples.
         base, head = split
-        hidden = base(input_ids=ids).last_hidden_state
-        logits = head(hidden[rows_t, cols_t - 1])
+        hidden = base(input_ids=ids).last_hidden_state[rows_t, cols_t - 1]
+        chunks = [
+            token_statistics(head(hidden[at : at + STATS_CHUNK]), gold[at : at + STATS_CHUNK], top_k)
+            for at in range(0, max(hidden.shape[0], 1), STATS_CHUNK)  # one (empty) chunk at least
+        ]
+        stats = {k: torch.cat([c[k] for c in chunks]).cpu().numpy() for k in chunks[0]}
     else:
         logits = model(input_ids=ids).logits[rows_t, cols_t - 1]
-    stats = token_statistics(logits, ids[rows_t, cols_t], top_k)
-    stats = {k: v.cpu().numpy() for k, v in stats.items()}
+        stats = {k: v.cpu().numpy() for k, v in token_statistics(logits, gold, top_k).items()}
     out, offset = [], 0
     for row in range(len(batch)):
         n = int(rows[row].shape[0])

@@ -90,6 +90,13 @@ def test_long_samples_are_truncated_and_flagged(tiny):
     assert scores[0].ends.max() < len(long.response)
 
 
+def test_a_prompt_longer_than_the_limit_leaves_no_scored_tokens(tiny):
+    sample = Sample(id="long-prompt", instruction="word " * 200, response="__global__ void k() {}")
+    scores, stats = score_samples([sample, SAMPLES[1]], ScoreConfig(model="tiny", max_length=80, batch_size=2), use_cache=False)
+    assert len(scores[0]) == 0 and scores[0].truncated
+    assert len(scores[1]) > 0 and stats["n_truncated"] == 1
+
+
 def test_token_categories_handle_straddling_tokens():
     text = "if (i < n) x[i] = 0;"
     tagged = TagResult(
