@@ -1,6 +1,10 @@
 """CuSeT Workbench dashboard: a router over the pages in `pages/`.
 
     make run      # or: streamlit run app.py
+
+The navigation is drawn here with page links rather than Streamlit's automatic sidebar menu:
+the automatic menu also lists every file in `pages/` (helpers included) whenever a live
+fragment reruns, so it is switched off in .streamlit/config.toml.
 """
 
 import streamlit as st
@@ -11,5 +15,11 @@ pages = [
     st.Page("pages/heatmap.py", title="Confidence heatmap", url_path="heatmap"),
     st.Page("pages/regions.py", title="Regions", url_path="regions"),
     st.Page("pages/tuning.py", title="Threshold and weights", url_path="tuning"),
+    st.Page("pages/finetunes.py", title="Fine-tunes", url_path="finetunes"),
 ]
-st.navigation(pages).run()
+current = st.navigation(pages, position="hidden")
+with st.sidebar:
+    for page in pages:
+        st.page_link(page)
+    st.divider()
+current.run()

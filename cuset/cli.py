@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import Any
 
 from cuset.data import DataError
+from cuset.train.commands import add_training_commands
 
 EXIT_BAD_INPUT = 2
 
@@ -244,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="cuset", choices=("sft", "dft", "token-mask", "region-weight", "cuset"))
     p.add_argument("--save", metavar="NAME", help="save the resolved config under NAME in the workspace")
     p.set_defaults(func=cmd_objective)
+    add_training_commands(sub)
     return parser
 
 

@@ -23,15 +23,15 @@ loop runs per token. The torch functions at the end are what the trainer calls p
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from cuset.confidence import TokenTable
+from cuset.config import ConfigFile
 from cuset.regions import REGION_KINDS, RegionConfig, Regions, extent_mask, find_regions
 from cuset.sensitivity import CATEGORIES
 
@@ -42,8 +42,10 @@ METHODS = ("sft", "dft", "token-mask", "region-weight", "cuset")
 
 
 @dataclass
-class ObjectiveConfig:
+class ObjectiveConfig(ConfigFile):
     """Every choice of the CuSeT objective; the defaults are the ones the app starts with."""
+
+    KIND: ClassVar[str] = "objective config"
 
     threshold_mode: str = field(default="quantile", metadata={"help": f"One of {THRESHOLD_MODES}."})
     tau: float = field(default=0.5, metadata={"help": "absolute mode: a token is low-confidence when p < tau."})
@@ -80,41 +82,6 @@ class ObjectiveConfig:
     def kappa_vector(self) -> np.ndarray:
         return np.array([float(self.kappa.get(kind, 1.0)) for kind in REGION_KINDS])
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], where: str = "config") -> ObjectiveConfig:
-        known = set(cls.__dataclass_fields__)
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"{where}: unknown field(s) {sorted(unknown)}; valid: {', '.join(sorted(known))}.")
-        try:
-            return cls(**data)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: {exc}") from None
-
-    def save(self, path: str | Path) -> None:
-        """YAML or JSON by the file's suffix."""
-        import yaml
-
-        path = Path(path)
-        text = json.dumps(self.to_dict(), indent=2) if path.suffix == ".json" else yaml.safe_dump(self.to_dict(), sort_keys=False)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-    @classmethod
-    def load(cls, path: str | Path) -> ObjectiveConfig:
-        import yaml
-
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"{path}: cannot read objective config ({exc}).") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: an objective config is a mapping of fields, got {type(data).__name__}.")
-        return cls.from_dict(data, str(path))
 
 
 def low_confidence(table: TokenTable, config: ObjectiveConfig) -> np.ndarray:

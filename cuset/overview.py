@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cuset import jobs
 from cuset.data import BUNDLED_CORPUS
 from cuset.models import model_name, models_dir
 from cuset.objective import list_named
@@ -12,7 +13,8 @@ from cuset.workspace import Store, workspace_dir
 
 
 def overview() -> dict[str, Any]:
-    """Model in force, bundled corpus and its split, scoring runs and saved objective configs."""
+    """Model in force, bundled corpus and its split, scoring runs, saved objective configs and
+    the latest fine-tuning jobs."""
     split_path = BUNDLED_CORPUS.parent / "split.json"
     split = json.loads(split_path.read_text()) if split_path.is_file() else {}
     store = Store()
@@ -25,4 +27,8 @@ def overview() -> dict[str, Any]:
         "held_out_families": split.get("held_out_families", []),
         "scoring_runs": store.rows("scoring_runs", limit=10),
         "objective_configs": list_named(),
+        "jobs": [
+            {"id": j.id, "method": j.method, "preset": j.preset, "status": j.status, "step": f"{j.step}/{j.total_steps}"}
+            for j in jobs.list_jobs(limit=10)
+        ],
     }

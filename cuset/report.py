@@ -86,3 +86,14 @@ def masked_by_category(stats: dict[str, Any]) -> go.Figure:
 def weight_histogram(weights: np.ndarray, ess: float) -> go.Figure:
     fig = go.Figure(go.Histogram(x=weights, nbinsx=30, marker_color=UNSURE))
     return _layout(fig, f"Sample weights (effective sample size {ess:.1f} of {weights.size})", xaxis_title="w_i", yaxis_title="samples")
+
+
+def training_curves(curves: dict[str, list[dict[str, Any]]], metric: str = "loss") -> go.Figure:
+    """One line per job of a per-step metric (from cuset.jobs.read_job_metrics)."""
+    fig = go.Figure()
+    for name, rows in curves.items():
+        points = [(r["step"], r[metric]) for r in rows if metric in r and r[metric] is not None]
+        if points:
+            steps, values = zip(*points)
+            fig.add_trace(go.Scatter(x=steps, y=values, mode="lines+markers", name=name))
+    return _layout(fig, f"Training {metric}", xaxis_title="optimizer step", yaxis_title=metric)

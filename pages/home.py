@@ -28,5 +28,8 @@ else:
 st.subheader("Objective configs")
 st.write(", ".join(info["objective_configs"]) or "None saved yet: save one on the Threshold and weights page.")
 st.subheader("Fine-tuning jobs")
-st.write("Background fine-tunes arrive with the fine-tuning stage (cuset.train / cuset.jobs).")
+if info["jobs"]:
+    st.dataframe(pd.DataFrame(info["jobs"]), hide_index=True)
+else:
+    st.info("No fine-tunes yet: start one on the Fine-tunes page or with `cuset train --detach`.")
 st.caption(f"Workspace: {info['workspace']} · prepared models: {', '.join(info['prepared_models']) or 'none'}")

@@ -95,3 +95,23 @@ def test_empty_paste_and_unknown_model_keep_the_app_working():
     assert any("no-such-org/no-such-model" in e.value for e in app.sidebar.error)
     assert not app.exception and app.title[0].value == "Confidence heatmap"
 
+
+
+def test_finetunes_page_starts_a_job_and_lists_it():
+    from cuset import jobs
+
+    app = open_page("pages/finetunes.py")
+    assert app.title[0].value == "Fine-tunes"
+    app.selectbox(key="ft_preset").set_value("tiny")
+    app.selectbox(key="ft_method").set_value("sft")
+    app.number_input(key="ft_steps").set_value(2)
+    app.button[0].click().run()
+    assert not app.exception
+    assert any("Started job" in s.value for s in app.success)
+    job = jobs.list_jobs()[0]
+    assert (job.method, job.preset) == ("sft", "tiny")
+    finished = jobs.wait(job.id, timeout=120)
+    assert finished.status == "completed", jobs.read_log(job.id)
+    again = open_page("pages/finetunes.py")
+    assert not again.exception
+    assert again.dataframe[0].value["status"].iloc[0] == "completed"

@@ -97,3 +97,21 @@ def test_bad_upload_shows_a_message_and_the_app_keeps_working(page, app_url, tmp
     wait_idle(page)
     assert page.get_by_text("Confidence heatmap").first.is_visible()
     assert page.frame_locator("iframe").first.locator(".t").count() > 0  # the previous data set is still shown
+
+
+def test_finetunes_page_starts_a_job_and_shows_its_curve(page, app_url):
+    page.goto(f"{app_url}/finetunes")
+    page.get_by_text("Start a fine-tune").wait_for(timeout=60_000)
+    wait_idle(page)
+    page.get_by_role("combobox", name="Preset").click()
+    page.get_by_role("option", name="tiny").click()
+    page.get_by_role("button", name="Start job").click()
+    page.get_by_text("Started job").wait_for(timeout=60_000)
+    # The live fragment refreshes every 2 s: the job reaches 'completed' without a reload.
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    page.wait_for_function("() => document.body.innerText.includes('Training loss')", timeout=60_000)
+    deadline_ms = 120_000
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot .scatterlayer .trace')].length > 0", timeout=deadline_ms,
+    )
+    screenshot(page, "finetunes")

@@ -1,0 +1,312 @@
+"""The fine-tuning recipe: samples -> base-model scores -> objective -> model -> Trainer.
+
+    from cuset.train import FineTune, TrainConfig
+    result = FineTune(TrainConfig.from_preset("tiny", method="cuset"), "out/").run()
+
+Steps, in order (each a method, so tests can run part of it):
+
+    _training_arguments  TrainingArguments (initialises the process group under torchrun)
+    _setup_tokenizer     the model's tokenizer and fingerprint (as scoring names them)
+    _setup_data          load the data set, keep `max_samples` evenly spread samples
+    _score_base          base-model scores (cuset.confidence.score_dataset, cached on disk),
+                         then cuset.objective.compute: protected set, static mask, weights.
+                         `sft`/`dft` need no scores: only the sensitivity tags are computed.
+                         Under several processes rank 0 scores first, the others read the cache.
+    _setup_examples      render each sample as scoring does and align the per-token arrays
+    _setup_model         the model in float32 (bf16 runs under autocast), LoRA when lora_r > 0
+    _setup_trainer       CusetTrainer with the metrics callback
+    run                  train (resuming from the last complete checkpoint), save the final
+                         model and result.json
+
+Outputs in `out_dir`: metrics.jsonl, checkpoints/checkpoint-N/, final/ and result.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from cuset.train.config import TrainConfig
+from cuset.train.data import ExampleDataset, align_examples, collate, placeholder_scores, spread_subset
+
+SCORING_METHODS = ("token-mask", "region-weight", "cuset")
+
+
+class Progress(Protocol):
+    """What a running job reports (cuset.jobs' reporter implements it)."""
+
+    def phase(self, text: str) -> None: ...
+
+    def progress(self, step: int, total: int, eta_s: float) -> None: ...
+
+
+def last_checkpoint(folder: Path) -> Path | None:
+    """The newest complete checkpoint (trainer_state.json is written last) in `folder`."""
+    if not folder.is_dir():
+        return None
+    found = []
+    for path in folder.glob("checkpoint-*"):
+        suffix = path.name.removeprefix("checkpoint-")
+        if suffix.isdigit() and (path / "trainer_state.json").is_file():
+            found.append((int(suffix), path))
+    return max(found)[1] if found else None
+
+
+class FineTune:
+    """One fine-tune of `config` writing into `out_dir` (see the module docstring)."""
+
+    def __init__(self, config: TrainConfig, out_dir: str | Path, reporter: Progress | None = None, log: Callable[[str], None] = print) -> None:
+        self.config = config.resolved()
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir = Path(self.config.output_dir) if self.config.output_dir else self.out_dir
+        self.checkpoint_dir = self.run_dir / "checkpoints"
+        self.reporter = reporter
+        self.log = log
+        self.timings: dict[str, float] = {}
+        self.trainer: Any = None
+
+    # --- steps -----------------------------------------------------------------------------
+
+    def _setup_environment(self) -> None:
+        """Loggers write into the job folder; wandb stays offline."""
+        if "tensorboard" in self.config.report_to:
+            os.environ.setdefault("TENSORBOARD_LOGGING_DIR", str(self.out_dir / "runs"))
+        if "mlflow" in self.config.report_to:
+            os.environ.setdefault("MLFLOW_TRACKING_URI", (self.out_dir / "mlruns").resolve().as_uri())
+        if "wandb" in self.config.report_to:
+            os.environ.setdefault("WANDB_MODE", "offline")
+            os.environ.setdefault("WANDB_DIR", str(self.out_dir))
+        import importlib.util
+
+        for name in self.config.report_to:
+            if importlib.util.find_spec(name) is None:
+                raise ValueError(f"report_to includes {name!r} but the package is not installed: `pip install {name}`, or drop it from report_to.")
+
+    def _training_arguments(self) -> Any:
+        import torch
+        from transformers import TrainingArguments
+
+        c = self.config
+        cuda = torch.cuda.is_available()
+        several = int(os.environ.get("WORLD_SIZE", "1")) > 1
+        return TrainingArguments(
+            output_dir=str(self.checkpoint_dir),
+            per_device_train_batch_size=c.batch_size,
+            gradient_accumulation_steps=c.grad_accum,
+            learning_rate=c.lr,
+            lr_scheduler_type="cosine",
+            warmup_steps=c.warmup_steps,
+            num_train_epochs=c.epochs if c.epochs > 0 else 1.0,
+            max_steps=c.max_steps if c.max_steps > 0 else -1,
+            bf16=bool(c.bf16),
+            use_cpu=not cuda,
+            ddp_backend="gloo" if several and not cuda else None,
+            ddp_find_unused_parameters=False,
+            save_strategy="steps",
+            save_steps=c.save_steps,
+            save_total_limit=2,
+            logging_steps=1,
+            report_to=list(c.report_to) or "none",
+            run_name=self.out_dir.name,
+            seed=c.seed,
+            data_seed=c.seed,
+            remove_unused_columns=False,
+            dataloader_pin_memory=cuda,
+            disable_tqdm=True,
+            average_tokens_across_devices=True,
+        )
+
+    def _setup_tokenizer(self) -> None:
+        from transformers import AutoTokenizer
+
+        from cuset import models
+
+        self.resolved = models.resolve(self.config.model)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(self.resolved.source)
+        except Exception as exc:  # noqa: BLE001 - any loader failure becomes one clear message
+            raise models.ModelError(
+                f"Could not load the tokenizer of model {self.config.model!r} from {self.resolved.source!r} "
+                f"({type(exc).__name__}). Use 'default', 'tiny', a local model folder, or a hub id this machine can reach."
+            ) from exc
+        pad = self.tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
+
+    def _setup_data(self) -> None:
+        from cuset.data import load
+
+        samples = load(self.config.data)
+        keep = spread_subset(len(samples), self.config.max_samples)
+        self.samples = [samples[i] for i in keep]
+        self.log(f"data: {len(self.samples)} of {len(samples)} samples from {self.config.data}")
+
+    def _score_config(self) -> Any:
+        from cuset.confidence import ScoreConfig
+
+        return ScoreConfig(model=self.config.model, max_length=self.config.max_length, dtype="bfloat16" if self.config.bf16 else "float32")
+
+    def _score_base(self) -> None:
+        """The objective's decisions for every token, fixed before training."""
+        from cuset import models
+        from cuset.confidence import TokenTable, render, score_dataset
+        from cuset.objective import compute
+        from cuset.sensitivity import tag
+
+        started = time.perf_counter()
+        score_config = self._score_config()
+        self.rendered = [render(s, self.tokenizer, score_config, self.resolved.fingerprint) for s in self.samples]
+        if self.config.method in SCORING_METHODS:
+            self._phase(f"scoring {len(self.samples)} samples under the base model (cached)")
+            scored = score_dataset(self.samples, score_config, self._scoring_progress, dataset_name=self.config.data)
+            table = scored.table
+            self.scoring_stats = {k: v for k, v in scored.stats.items() if isinstance(v, int | float | str)}
+            models.load.cache_clear()  # the scoring copy of the model is not needed any more
+        else:
+            tags = [tag(s.response) for s in self.samples]
+            table = TokenTable.build([placeholder_scores(s.id, r) for s, r in zip(self.samples, self.rendered)], tags)
+            self.scoring_stats = {}
+        self.table = table
+        self.objective = compute(table, self.config.objective_config(), self.config.method)
+        self.timings["scoring_s"] = time.perf_counter() - started
+        s = self.objective.stats
+        self.log(
+            f"objective ({self.config.method}): masked {s['masked_fraction']:.1%} at base-model scores, "
+            f"{s['n_regions']} regions, weights mean {s['weight_mean']:.2f} ess {s['effective_sample_size']:.1f} of {s['n_samples']}"
+        )
+
+    def _setup_examples(self) -> None:
+        examples = align_examples([s.id for s in self.samples], self.rendered, self.table, self.objective)
+        dropped = len(self.samples) - len(examples)
+        if not examples:
+            raise ValueError(f"No sample has response tokens within max_length={self.config.max_length}; raise max_length.")
+        if dropped:
+            self.log(f"data: left out {dropped} samples whose prompt fills max_length={self.config.max_length}")
+        self.examples = examples
+        lengths = np.array([len(e) for e in examples])
+        self.log(f"data: {len(examples)} examples, {int(lengths.sum())} tokens, {int(sum(e.target.sum() for e in examples))} trained-on")
+
+    def _setup_model(self) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, set_seed
+
+        set_seed(self.config.seed)
+        model = AutoModelForCausalLM.from_pretrained(self.resolved.source, dtype=torch.float32)
+        model.config.use_cache = False
+        if self.config.lora_r > 0:
+            from peft import LoraConfig, get_peft_model
+
+            lora = LoraConfig(r=self.config.lora_r, lora_alpha=self.config.lora_alpha, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM")
+            model = get_peft_model(model, lora)
+        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        total = sum(p.numel() for p in model.parameters())
+        self.log(f"model: {self.config.model} ({total / 1e6:.1f} M parameters, {trainable / 1e6:.2f} M trained), bf16 {self.config.bf16}")
+        self.model = model
+
+    def _setup_trainer(self) -> None:
+        from transformers.trainer_callback import PrinterCallback
+
+        from cuset.train.loss import LossSpec
+        from cuset.train.metrics import StepStats
+        from cuset.train.trainer import CusetTrainer, MetricsCallback
+
+        stats = StepStats()
+        on_progress = self.reporter.progress if self.reporter is not None else None
+        self.trainer = CusetTrainer(
+            model=self.model,
+            args=self.args,
+            train_dataset=ExampleDataset(self.examples),
+            data_collator=lambda items: collate(items, self.pad_id),
+            spec=LossSpec(self.config.method, self.config.objective_config()),
+            step_stats=stats,
+            callbacks=[MetricsCallback(stats, self.out_dir / "metrics.jsonl", on_progress)],
+        )
+        self.trainer.remove_callback(PrinterCallback)  # MetricsCallback prints a line per step
+
+    # --- the recipe ------------------------------------------------------------------------
+
+    def prepare(self) -> Any:
+        """Every step up to a ready Trainer; returns it."""
+        self._setup_environment()
+        self.args = self._training_arguments()
+        self._setup_tokenizer()
+        with self.args.main_process_first(desc="base-model scores"):
+            self._setup_data()
+            self._score_base()
+        self._setup_examples()
+        self._setup_model()
+        self._setup_trainer()
+        return self.trainer
+
+    def run(self) -> dict[str, Any]:
+        """Prepare, train (resuming from the last complete checkpoint), save; returns result.json's content."""
+        started = time.perf_counter()
+        trainer = self.prepare()
+        resume = last_checkpoint(self.checkpoint_dir)
+        if resume is not None:
+            self.log(f"resuming from {resume.name}")
+        self._phase("training")
+        train_started = time.perf_counter()
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        self.timings["train_s"] = time.perf_counter() - train_started
+        self._phase("saving")
+        final = self.run_dir / "final"
+        trainer.save_model(str(final))
+        if trainer.is_world_process_zero():
+            self.tokenizer.save_pretrained(str(final))
+        self.timings["total_s"] = time.perf_counter() - started
+        result = self._result(resume, final)
+        if trainer.is_world_process_zero():
+            (self.out_dir / "result.json").write_text(json.dumps(result, indent=2))
+        return result
+
+    def _result(self, resume: Path | None, final: Path) -> dict[str, Any]:
+        from cuset.train.metrics import read_metrics
+
+        rows = read_metrics(self.out_dir / "metrics.jsonl")
+        tail = rows[-5:]
+
+        def mean(key: str) -> float | None:
+            values = [r[key] for r in tail if isinstance(r.get(key), int | float)]
+            return float(np.mean(values)) if values else None
+
+        speeds = [r["tokens_per_s"] for r in rows if isinstance(r.get("tokens_per_s"), int | float)]
+        return {
+            "method": self.config.method,
+            "model": self.config.model,
+            "steps": int(self.trainer.state.global_step),
+            "final_loss": rows[-1]["loss"] if rows else None,
+            "final_nll": rows[-1]["nll"] if rows else None,
+            "loss_last5": mean("loss"),
+            "nll_last5": mean("nll"),
+            "tokens_per_s": float(np.median(speeds)) if speeds else None,
+            "resumed_from": resume.name if resume else None,
+            "final_model": str(final),
+            "n_examples": len(self.examples),
+            "seed": self.config.seed,
+            "objective": {k: v for k, v in self.objective.stats.items() if not isinstance(v, dict)},
+            "scoring": self.scoring_stats,
+            **{k: round(v, 2) for k, v in self.timings.items()},
+        }
+
+    # --- reporting -------------------------------------------------------------------------
+
+    def _phase(self, text: str) -> None:
+        self.log(text)
+        if self.reporter is not None:
+            self.reporter.phase(text)
+
+    def _scoring_progress(self, done: int, total: int) -> None:
+        if self.reporter is not None:
+            self.reporter.phase(f"scoring base model {done}/{total} samples")
+
+
+def train(config: TrainConfig, out_dir: str | Path, reporter: Progress | None = None) -> dict[str, Any]:
+    """Run one fine-tune in this process; returns what result.json holds."""
+    return FineTune(config, out_dir, reporter).run()

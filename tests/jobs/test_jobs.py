@@ -1,0 +1,146 @@
+"""Background jobs on the tiny preset: lost after SIGKILL and resumed from a checkpoint, the
+queue, cancelling a multi-process job, and the store under concurrent writers and readers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cuset import jobs
+from cuset.jobs.runner import group_members, stop_group
+from cuset.train import TrainConfig
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    """A workspace of the test's own (so other tests' jobs never share the queue); any job
+    still running at the end is stopped."""
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    yield tmp_path / "ws"
+    for job in jobs.JobStore().list(jobs.ACTIVE):
+        if job.pid:
+            stop_group(job.pid, grace=2)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.1)
+
+
+def tiny(method: str = "sft", **values) -> TrainConfig:
+    return TrainConfig.from_preset("tiny", method=method, **values)
+
+
+def processes_naming(folder: Path) -> list[int]:
+    """Live processes whose command line names `folder` (independent of process groups)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(folder) in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_killed_job_is_lost_then_resumes_from_its_checkpoint(workspace):
+    job = jobs.submit(tiny(max_steps=16, save_steps=4))
+    checkpoint = job.folder / "checkpoints" / "checkpoint-4" / "trainer_state.json"
+    wait_for(checkpoint.is_file, 90, "the first checkpoint")
+    running = jobs.get(job.id)
+    assert running.status == "running" and running.step < 16
+    os.kill(running.pid, signal.SIGKILL)
+    wait_for(lambda: not jobs.process_alive(running.pid, job.folder), 10, "the killed process to go")
+
+    assert jobs.reconcile() == [job.id]
+    lost = jobs.get(job.id)
+    assert lost.status == "lost" and "last heartbeat" in lost.error and lost.last_heartbeat
+
+    jobs.resume(job.id)
+    done = jobs.wait(job.id, timeout=120)
+    assert done.status == "completed", jobs.read_log(job.id)
+    resumed = done.result["resumed_from"]
+    assert resumed.startswith("checkpoint-") and 4 <= int(resumed.split("-")[1]) < 16
+    assert f"resuming from {resumed}" in jobs.read_log(job.id, 0)
+    assert [r["step"] for r in jobs.read_job_metrics(job.id)] == list(range(1, 17))
+    assert (done.attempts, done.step, done.total_steps) == (2, 16, 16)
+
+
+def test_a_queued_job_is_started_by_the_job_that_frees_the_slot(workspace, monkeypatch):
+    monkeypatch.setenv("CUSET_MAX_JOBS", "1")
+    first = jobs.submit(tiny(max_steps=2))
+    second = jobs.submit(tiny(max_steps=2))
+    assert (first.status, second.status) == ("starting", "queued")
+    store = jobs.JobStore()
+    # No reconcile() here: only the first job's process can start the second.
+    wait_for(lambda: store.get(second.id).status == "completed", 120, "the queued job to run")
+    assert store.get(first.id).status == "completed"
+    assert store.get(second.id).started >= store.get(first.id).finished
+
+
+@pytest.mark.slow
+def test_cancelling_a_two_process_job_leaves_no_process_behind(workspace):
+    job = jobs.submit(tiny(max_steps=5000, save_steps=5000, nproc=2))
+    wait_for(lambda: jobs.get(job.id).step >= 1, 90, "the first step")
+    pgid = jobs.get(job.id).pid
+    assert len(processes_naming(job.folder.resolve())) >= 3  # torchrun and two workers
+    cancelled = jobs.cancel(job.id, grace=5)
+    assert cancelled.status == "cancelled" and cancelled.finished
+    assert group_members(pgid) == []
+    assert processes_naming(job.folder.resolve()) == []
+    with pytest.raises(jobs.JobError, match="only queued or running"):
+        jobs.cancel(job.id)
+
+
+READER = """
+import sys, time
+from cuset import jobs
+ids = [int(x) for x in sys.argv[1:]]
+reads = 0
+while True:
+    listed = jobs.list_jobs()
+    states = [jobs.get(i).status for i in ids]
+    for i in ids:
+        jobs.read_job_metrics(i)
+    jobs.reconcile()
+    reads += 1
+    if all(s in jobs.FINAL for s in states):
+        break
+    time.sleep(0.05)
+print(reads)
+"""
+
+
+def test_two_jobs_and_three_readers_share_the_store_without_locking_errors(workspace, monkeypatch):
+    monkeypatch.setenv("CUSET_MAX_JOBS", "2")
+    a = jobs.submit(tiny("sft", max_steps=6, save_steps=3))
+    b = jobs.submit(tiny("cuset", max_steps=6, save_steps=3))  # scores first: more writers
+    assert a.status == b.status == "starting"
+    readers = [
+        subprocess.Popen([sys.executable, "-c", READER, str(a.id), str(b.id)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outputs = [r.communicate(timeout=180) for r in readers]
+    for reader, (out, err) in zip(readers, outputs):
+        assert reader.returncode == 0, err
+        assert "locked" not in err and int(out.strip()) > 10
+    for job_id in (a.id, b.id):
+        done = jobs.get(job_id)
+        assert done.status == "completed", jobs.read_log(job_id)
+        assert "locked" not in jobs.read_log(job_id, 0)

@@ -1,0 +1,71 @@
+"""TrainConfig: presets, validation, YAML/JSON round trip, and the CLI's precedence rules."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from cuset.cli import build_parser, main
+from cuset.objective import ObjectiveConfig, save_named
+from cuset.train import PRESETS, TrainConfig
+from cuset.train.commands import train_config_from_args
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_preset_loads_and_round_trips(preset, tmp_path):
+    config = TrainConfig.from_preset(preset, method="sft")
+    for suffix in (".yaml", ".json"):
+        path = config.save(tmp_path / f"c{suffix}")
+        assert TrainConfig.load(path) == config
+    assert config.preset == preset
+
+
+def test_resolved_inlines_the_objective_and_decides_bf16():
+    save_named("q40", ObjectiveConfig(quantile=0.4))
+    resolved = TrainConfig.from_preset("tiny", objective="q40", bf16=None).resolved()
+    assert resolved.objective["quantile"] == 0.4
+    assert isinstance(resolved.bf16, bool)
+    assert TrainConfig.from_dict(yaml.safe_load(yaml.safe_dump(resolved.to_dict()))) == resolved
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"method": "ppo"}, "use one of sft"),
+        ({"batch_size": 0}, "batch_size and grad_accum"),
+        ({"max_steps": 0, "epochs": 0}, "nothing to do"),
+        ({"report_to": ["neptune"]}, "unknown logger"),
+        ({"lora_rank": 8}, "unknown field"),
+        ({"objective": {"quantile": 2.0}}, "quantile=2.0"),
+    ],
+)
+def test_bad_values_say_how_to_fix_them(values, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig.from_dict({**TrainConfig().to_dict(), **values})
+
+
+def test_unknown_objective_name_lists_the_saved_ones():
+    with pytest.raises(ValueError, match="No saved objective config 'nope'"):
+        TrainConfig.from_preset("tiny", objective="nope").resolved()
+
+
+def test_cli_precedence_preset_then_file_then_flags(tmp_path):
+    path = TrainConfig.from_preset("tiny", lr=0.5, seed=7).save(tmp_path / "t.yaml")
+    args = build_parser().parse_args(["train", "--train-config", str(path), "--seed", "9", "--method", "dft"])
+    config = train_config_from_args(args)
+    assert (config.preset, config.lr, config.seed, config.method) == ("tiny", 0.5, 9, "dft")
+    args = build_parser().parse_args(["train", "--preset", "cpu", "--max-steps", "3", "--no-bf16", "--report-to", "tensorboard"])
+    config = train_config_from_args(args)
+    assert (config.model, config.max_steps, config.bf16, config.report_to) == ("default", 3, False, ["tensorboard"])
+
+
+def test_cli_dry_run_prints_the_resolved_config(capsys):
+    assert main(["train", "--preset", "tiny", "--method", "token-mask", "--dry-run"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["method"] == "token-mask" and printed["model"] == "tiny"
+    assert printed["objective"]["policy"] == "protect_regions"
+
+
+def test_cli_rejects_a_bad_config_with_status_2(capsys):
+    assert main(["train", "--preset", "tiny", "--batch-size", "0", "--dry-run"]) == 2
+    assert "batch_size" in capsys.readouterr().err

@@ -1,0 +1,125 @@
+"""Each method's training loss on a fixed batch of the tiny model, against hand computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from cuset.confidence import ScoreConfig, render
+from cuset.data import load
+from cuset.objective import ObjectiveConfig
+from cuset.train.data import Example, collate, scored_positions
+from cuset.train.loss import LossSpec, objective_loss
+
+MAX_LENGTH = 360  # prompts are 240-470 tokens: some samples keep a short response, one none
+
+
+@pytest.fixture(scope="module")
+def fixed(tiny):
+    """(model, batch, examples): three samples of different lengths, hand-set protected sets
+    and weights, padded on the right."""
+    model, tokenizer, resolved = tiny
+    samples = load("bundled")[::70][:3]
+    config = ScoreConfig(model="tiny", max_length=MAX_LENGTH)
+    rng = np.random.default_rng(0)
+    examples = []
+    for sample, weight in zip(samples, (0.5, 2.0, 1.25)):
+        rendered = render(sample, tokenizer, config, resolved.fingerprint)
+        length = len(rendered.input_ids) - 7 * len(examples)  # different lengths -> padding
+        cols = scored_positions(rendered)
+        cols = cols[cols < length]
+        target = np.zeros(length, dtype=bool)
+        target[cols] = True
+        protected = target & (rng.random(length) < 0.5)
+        keep = (target & (rng.random(length) < 0.7)).astype(np.float32)
+        sensitive = target & (rng.random(length) < 0.3)
+        ids = np.asarray(rendered.input_ids[:length], dtype=np.int64)
+        examples.append(Example(sample.id, ids, target, protected, keep, sensitive, weight))
+    assert all(e.target.sum() > 5 for e in examples), "every sample needs response tokens within MAX_LENGTH"
+    batch = collate(examples, tokenizer.pad_token_id)
+    return model, batch, examples
+
+
+def hand_token_nll(model, example: Example) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, -log p(gold)) of one example's targets, from its own unpadded forward pass
+    and an explicit float64 softmax per position."""
+    with torch.no_grad():
+        logits = model(input_ids=torch.from_numpy(example.input_ids)[None]).logits[0].double()
+    positions = np.flatnonzero(example.target)
+    probs = torch.softmax(logits[positions - 1], dim=-1).numpy()
+    nll = [-math.log(probs[row, example.input_ids[t]]) for row, t in enumerate(positions)]
+    return positions, np.array(nll)
+
+
+@pytest.fixture(scope="module")
+def nll_by_example(fixed):
+    model, _, examples = fixed
+    return [hand_token_nll(model, e) for e in examples]
+
+
+def hand_loss(nll_by_example, examples: list[Example], method: str, config: ObjectiveConfig) -> float:
+    """sum_i w_i sum_t m_it l_it / sum_i T_i, written out per sample and token."""
+    total, count = 0.0, 0
+    for example, (positions, nll) in zip(examples, nll_by_example):
+        p = np.exp(-nll)
+        count += len(positions)
+        if method == "dft":
+            total += float((p * nll).sum())
+            continue
+        mask = np.ones(len(positions))
+        if method in ("token-mask", "cuset"):
+            if config.mask_mode == "static":
+                mask = example.keep[positions].astype(float)
+            else:
+                threshold = np.sort(p)[int(math.floor(config.quantile * (len(p) - 1)))]
+                low = p < threshold
+                mask = (~(low & ~example.protected[positions])).astype(float)
+        weight = example.weight if method in ("region-weight", "cuset") else 1.0
+        total += weight * float((mask * nll).sum())
+    return total / count
+
+
+@pytest.mark.parametrize("method", ["cuset", "token-mask", "region-weight", "dft"])
+def test_method_loss_matches_hand_computation(fixed, nll_by_example, method):
+    model, batch, examples = fixed
+    config = ObjectiveConfig(quantile=0.3)
+    with torch.no_grad():
+        loss, _ = objective_loss(model, batch, LossSpec(method, config))
+    assert float(loss) == pytest.approx(hand_loss(nll_by_example, examples, method, config), rel=1e-5)
+
+
+def test_cuset_static_mask_uses_the_base_model_mask(fixed, nll_by_example):
+    model, batch, examples = fixed
+    config = ObjectiveConfig(mask_mode="static")
+    with torch.no_grad():
+        loss, _ = objective_loss(model, batch, LossSpec("cuset", config))
+    assert float(loss) == pytest.approx(hand_loss(nll_by_example, examples, "cuset", config), rel=1e-5)
+
+
+def test_the_mask_and_weights_change_the_loss(fixed, nll_by_example):
+    """Guards the hand computations above against a batch where masking or weighting is a no-op."""
+    _, _, examples = fixed
+    config = ObjectiveConfig(quantile=0.3)
+    values = {m: hand_loss(nll_by_example, examples, m, config) for m in ("sft", "token-mask", "region-weight", "cuset")}
+    assert len({round(v, 6) for v in values.values()}) == 4
+
+
+def test_sft_equals_the_plain_causal_lm_loss(fixed):
+    model, batch, _ = fixed
+    with torch.no_grad():
+        ours, _ = objective_loss(model, batch, LossSpec("sft", ObjectiveConfig()))
+        plain = model(input_ids=batch["input_ids"], labels=batch["labels"]).loss
+    assert float(ours) == pytest.approx(float(plain), rel=1e-6)
+
+
+def test_loss_divides_by_the_accumulated_token_count(fixed):
+    model, batch, _ = fixed
+    n = int(batch["target"][:, 1:].sum())
+    with torch.no_grad():
+        own, _ = objective_loss(model, batch, LossSpec("cuset", ObjectiveConfig()))
+        shared, totals = objective_loss(model, batch, LossSpec("cuset", ObjectiveConfig()), torch.tensor(4 * n))
+    assert float(shared) == pytest.approx(float(own) / 4, rel=1e-6)
+    assert float(totals[2]) == n  # n_targets counts this micro-batch only
