@@ -80,6 +80,35 @@ def fill(template: str, **values: object) -> str:
     return string.Template(text).substitute(strs).rstrip("\n")
 
 
+
+def unary_model_new(ext: str, fn: str, with_dim: bool = False) -> str:
+    """The `ModelNew` of a one-input task: forwards `x` (and `self.dim` when the task's Model
+    takes a dimension) to the compiled function `ext.fn`."""
+    if with_dim:
+        return fill(
+            """
+            class ModelNew(nn.Module):
+                def __init__(self, dim: int):
+                    super().__init__()
+                    self.dim = dim
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    return $ext.$fn(x.contiguous(), self.dim)
+            """,
+            ext=ext, fn=fn,
+        )
+    return fill(
+        """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return $ext.$fn(x.contiguous())
+        """,
+        ext=ext, fn=fn,
+    )
+
 def task_module(
     *,
     doc: str,

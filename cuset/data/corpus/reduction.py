@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cuset.data.corpus import host
-from cuset.data.corpus.kernelbench import Spec, fill, task_module
+from cuset.data.corpus.kernelbench import Spec, fill, task_module, unary_model_new
 
 FAMILY = "reduction"
 
@@ -171,21 +171,6 @@ def _dim_task(op: Reduce, shape: tuple[int, ...], dim: int, keepdim: bool) -> st
         constants="\n".join(f"{n} = {s}" for n, s in zip(names, shape, strict=True)) + f"\nreduce_dim = {dim}",
         inputs=f"x = torch.randn({', '.join(names)})\nreturn [x]",
         init_inputs="[reduce_dim]",
-    )
-
-
-def _dim_model_new(ext: str, fn: str) -> str:
-    return fill(
-        """
-        class ModelNew(nn.Module):
-            def __init__(self, dim: int):
-                super().__init__()
-                self.dim = dim
-
-            def forward(self, x: torch.Tensor) -> torch.Tensor:
-                return $ext.$fn(x.contiguous(), self.dim)
-        """,
-        ext=ext, fn=fn,
     )
 
 
@@ -406,7 +391,7 @@ def dim_spec(op_name: str, style: str, shape: tuple[int, ...], dim: int, keepdim
     return Spec(
         family=FAMILY, op=op.name, styles=styles, task=_dim_task(op, shape, dim, keepdim), cuda_source=cuda,
         cpp_source=f"torch::Tensor {fn}(torch::Tensor x, int64_t dim);", functions=(fn,), ext_name=ext,
-        model_new=_dim_model_new(ext, fn), hint=hint, template=f"reduction.dim.{style}",
+        model_new=unary_model_new(ext, fn, with_dim=True), hint=hint, template=f"reduction.dim.{style}",
         params={"shape": list(shape), "dim": dim, "keepdim": keepdim, "threads": threads},
     )
 

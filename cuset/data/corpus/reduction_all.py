@@ -13,7 +13,7 @@ The in-block step is a `__shfl_down_sync` reduction or a shared-memory tree (`re
 from __future__ import annotations
 
 from cuset.data.corpus import host
-from cuset.data.corpus.kernelbench import Spec, fill, task_module
+from cuset.data.corpus.kernelbench import Spec, fill, task_module, unary_model_new
 from cuset.data.corpus.reduction import BLOCK_REDUCE, FAMILY, OPS, SMEM_BLOCK_REDUCE, device_helpers
 
 
@@ -132,17 +132,7 @@ def full_spec(op_name: str, block: str, shape: tuple[int, ...], threads: int, ca
         [host.preamble(variant, "<algorithm>", "<cmath>"), device_helpers(op, warp), helper.strip("\n"), kernel, host_fn]
     )
     ext = f"{op.name}_all_ext"
-    model_new = fill(
-        """
-        class ModelNew(nn.Module):
-            def __init__(self):
-                super().__init__()
-
-            def forward(self, x: torch.Tensor) -> torch.Tensor:
-                return $ext.$fn(x.contiguous())
-        """,
-        ext=ext, fn=fn,
-    )
+    model_new = unary_model_new(ext, fn)
     return Spec(
         family=FAMILY, op=f"{op.name}_all", styles=styles, task=task, cuda_source=cuda,
         cpp_source=f"torch::Tensor {fn}(torch::Tensor x);", functions=(fn,), ext_name=ext, model_new=model_new,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cuset.data.corpus import host
-from cuset.data.corpus.kernelbench import Spec, fill, task_module
+from cuset.data.corpus.kernelbench import Spec, fill, task_module, unary_model_new
 
 FAMILY = "scan"
 
@@ -74,20 +74,6 @@ def scan_task(op: ScanOp, shape: tuple[int, ...], dim: int) -> str:
         constants="\n".join(f"{n} = {s}" for n, s in zip(names, shape, strict=True)) + f"\ndim = {dim}",
         inputs=f"x = torch.randn({', '.join(names)})\nreturn [x]",
         init_inputs="[dim]",
-    )
-
-
-def scan_model_new(ext: str, fn: str) -> str:
-    return fill(
-        """
-        class ModelNew(nn.Module):
-            def __init__(self, dim: int):
-                super().__init__()
-                self.dim = dim
-
-            def forward(self, x: torch.Tensor) -> torch.Tensor:
-                return $ext.$fn(x.contiguous(), self.dim)
-        """, ext=ext, fn=fn,
     )
 
 
@@ -319,7 +305,7 @@ def row_spec(op_name: str, algo: str, shape: tuple[int, ...], threads: int, vari
     return Spec(
         family=FAMILY, op=op.name, styles=styles, task=scan_task(op, shape, len(shape) - 1), cuda_source=cuda,
         cpp_source=f"torch::Tensor {fn}(torch::Tensor x, int64_t dim);", functions=(fn,), ext_name=ext,
-        model_new=scan_model_new(ext, fn), hint=hint, template=f"scan.row.{algo}",
+        model_new=unary_model_new(ext, fn, with_dim=True), hint=hint, template=f"scan.row.{algo}",
         params={"shape": list(shape), "threads": threads},
     )
 
@@ -364,7 +350,7 @@ def column_spec(op_name: str, shape: tuple[int, ...], dim: int, threads: int, va
     return Spec(
         family=FAMILY, op=op.name, styles=("guarded",), task=scan_task(op, shape, dim), cuda_source=cuda,
         cpp_source=f"torch::Tensor {fn}(torch::Tensor x, int64_t dim);", functions=(fn,), ext_name=ext,
-        model_new=scan_model_new(ext, fn),
+        model_new=unary_model_new(ext, fn, with_dim=True),
         hint="One thread per column on a 2-D grid, scanning sequentially along the dimension with coalesced accesses.",
         template="scan.column", params={"shape": list(shape), "dim": dim, "threads": threads},
     )

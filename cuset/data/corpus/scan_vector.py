@@ -8,8 +8,8 @@
 from __future__ import annotations
 
 from cuset.data.corpus import host
-from cuset.data.corpus.kernelbench import Spec, fill
-from cuset.data.corpus.scan import FAMILY, OPS, scan_model_new, scan_task
+from cuset.data.corpus.kernelbench import Spec, fill, unary_model_new
+from cuset.data.corpus.scan import FAMILY, OPS, scan_task
 
 
 def vector_spec(n: int, threads: int, variant: int) -> Spec:
@@ -121,7 +121,7 @@ def vector_spec(n: int, threads: int, variant: int) -> Spec:
         family=FAMILY, op="cumsum_1d", styles=("tiled", "warp-shuffle"), task=scan_task(op, (n,), 0),
         cuda_source="\n\n".join([host.preamble(variant), kernel, host_fn]),
         cpp_source="torch::Tensor cumsum_1d_cuda(torch::Tensor x, int64_t dim);", functions=("cumsum_1d_cuda",),
-        ext_name=ext, model_new=scan_model_new(ext, "cumsum_1d_cuda"),
+        ext_name=ext, model_new=unary_model_new(ext, "cumsum_1d_cuda", with_dim=True),
         hint=f"A three-kernel scan: scan {threads}-element tiles with warp shuffles, scan the tile totals in one block, then add the offsets.",
         template="scan.vector", params={"n": n, "threads": threads},
     )

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from cuset.data.corpus import host
-from cuset.data.corpus.kernelbench import Spec, fill, task_module
+from cuset.data.corpus.kernelbench import Spec, fill, task_module, unary_model_new
 from cuset.data.corpus.softmax_norm import FAMILY, OPS, model_new_source, task_source
 
 
@@ -251,16 +251,7 @@ def strided_softmax_spec(shape: tuple[int, int, int], threads: int, variant: int
         inputs="x = torch.randn(batch_size, channels, length)\nreturn [x]",
     )
     ext = f"channel_{name}_ext"
-    model_new = fill(
-        """
-        class ModelNew(nn.Module):
-            def __init__(self):
-                super().__init__()
-
-            def forward(self, x: torch.Tensor) -> torch.Tensor:
-                return $ext.$fn(x.contiguous())
-        """, ext=ext, fn=fn,
-    )
+    model_new = unary_model_new(ext, fn)
     return Spec(
         family=FAMILY, op=f"channel_{name}", styles=("guarded",), task=task,
         cuda_source="\n\n".join([host.preamble(variant, "<cmath>"), kernel, host_fn]),
