@@ -43,7 +43,6 @@ class RegionMark:
     tok_start: int
     tok_end: int
     kind: str
-    mean_p: float = float("nan")
 
 
 def intensity(signal: str, p: np.ndarray, entropy: np.ndarray, rank: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cuset.confidence import TokenTable
+from cuset.confidence import PATTERN_CATEGORIES, TokenTable, pattern_counts
 from cuset.config import ConfigFile
 from cuset.regions import REGION_KINDS, RegionConfig, Regions, extent_mask, find_regions
 from cuset.sensitivity import CATEGORIES
@@ -88,7 +88,7 @@ def low_confidence(table: TokenTable, config: ObjectiveConfig) -> np.ndarray:
     """bool [N]: the token is low-confidence under the configured threshold."""
     if config.threshold_mode == "absolute":
         return table.p < config.tau
-    grid = table.sorted_p()
+    grid = table.sorted_p
     if grid.size == 0:
         return np.zeros(table.p.shape, dtype=bool)
     lengths = table.lengths
@@ -202,31 +202,14 @@ def compute(table: TokenTable, config: ObjectiveConfig, method: str = "cuset") -
     return ObjectiveResult(low, candidate, protected, mask, regions, r, weights, stats)
 
 
-def category_counts(bits: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
-    """Tokens per category [len(CATEGORIES)] among `bits` (optionally only where `where`).
-
-    One bincount over the 4096 possible bit patterns, then a tiny matrix product: much
-    cheaper than one boolean pass over every token per category."""
-    return pattern_counts(bits, where) @ _HAS_BIT
-
-
-_HAS_BIT = (np.arange(1 << len(CATEGORIES))[:, None] >> np.arange(len(CATEGORIES))) & 1
-
-
-def pattern_counts(bits: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
-    """Histogram [4096] of category bit patterns (entry 0: tokens that are not sensitive)."""
-    values = bits if where is None else bits[where]
-    return np.bincount(values, minlength=1 << len(CATEGORIES))
-
-
 def summarise(table: TokenTable, low: np.ndarray, candidate: np.ndarray, mask: np.ndarray, regions: Regions, weights: np.ndarray) -> dict[str, Any]:
     """Data-set figures: masked fraction (overall, per category), preserved candidates,
     regions by kind, weight distribution and effective sample size."""
     n = int(table.p.shape[0])
     masked = mask == 0
-    all_counts = table.category_counts()
+    all_counts = table.category_counts
     masked_patterns = pattern_counts(table.bits, masked)
-    masked_counts = masked_patterns @ _HAS_BIT
+    masked_counts = masked_patterns @ PATTERN_CATEGORIES
     per_category = {c: float(masked_counts[i] / all_counts[i]) if all_counts[i] else 0.0 for i, c in enumerate(CATEGORIES)}
     n_sensitive = int(np.count_nonzero(table.sensitive))
     n_masked = int(masked_patterns.sum())

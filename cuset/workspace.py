@@ -106,11 +106,6 @@ class Store:
                 (name, json.dumps(config, sort_keys=True), time.time()),
             )
 
-    def objective_configs(self) -> dict[str, dict[str, Any]]:
-        with self.connect() as db:
-            rows = db.execute("SELECT name, config FROM objective_configs ORDER BY name").fetchall()
-        return {row["name"]: json.loads(row["config"]) for row in rows}
-
     def rows(self, table: str, limit: int = 100) -> list[dict[str, Any]]:
         if table not in {"datasets", "scoring_runs", "objective_configs"}:
             raise ValueError(f"Unknown table {table!r}.")

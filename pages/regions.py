@@ -7,7 +7,7 @@ from cuset import heatmap, report
 from cuset.confidence import token_categories
 from cuset.objective import compute
 from cuset.regions import region_rows
-from pages.common import current_sample, objective_config, sample_scores, score_rest_button, scored, sidebar, threshold_controls
+from pages.common import current_sample, objective_config, sample_scores, score_rest_button, sidebar, threshold_controls
 
 st.title("Regions")
 if not sidebar():
@@ -28,7 +28,7 @@ if rows:
 else:
     st.info("No low-confidence sensitive regions in this sample at this threshold. Raise the quantile or tau.")
 shown = [rows[i] for i in selected] if selected else rows
-marks = [heatmap.RegionMark(r["tokens"][0], r["tokens"][1], r["kind"], r["mean_p"]) for r in shown]
+marks = [heatmap.RegionMark(r["tokens"][0], r["tokens"][1], r["kind"]) for r in shown]
 if selected:
     st.caption(f"Showing the selected region ({shown[0]['kind']}, lines {shown[0]['lines']}); clear the selection to show all.")
 scores, tagged = data.scores[row], data.tags[row]
@@ -37,8 +37,6 @@ page = heatmap.render(sample.response, scores, bits, outline_sensitive=False, re
 st.iframe(page, height="content")
 
 st.header("Data set")
-score_rest_button()
-data, _ = scored()
-all_result = compute(data.table, objective_config())
-st.metric("Regions in the scored samples", len(all_result.regions))
-st.plotly_chart(report.regions_by_kind(all_result.regions.kind), key="kinds")
+score_rest_button()  # scoring more reruns the page, so `result` already covers every scored sample
+st.metric("Regions in the scored samples", len(result.regions))
+st.plotly_chart(report.regions_by_kind(result.regions.kind), key="kinds")

@@ -51,8 +51,10 @@ with figures:
 
 st.header("Preview: masked tokens struck through")
 index, sample = current_sample()
+scored_before = data
 data, row = sample_scores(index, sample)
-result = compute(data.table, config, method)
+if data is not scored_before:  # the current sample was just scored: the figures above predate it
+    result = compute(data.table, config, method)
 lo, hi = int(data.table.offsets[row]), int(data.table.offsets[row + 1])
 scores, tagged = data.scores[row], data.tags[row]
 bits, _, _ = token_categories(scores, tagged)
