@@ -1,0 +1,1205 @@
+// cuset_cuda.h: the CUDA execution model on a CPU (CuSeT Workbench `cpu` backend).
+//
+// Included first (g++ -include) in every translation unit that cuset.evaluate.cpu.translate
+// produced from CUDA source. The translator rewrites only what C++ cannot express itself
+// (`<<<...>>>` launches and `__shared__` declarations); everything else is this header:
+//
+//   grid       blocks run in parallel on a pool of OS threads (CUSET_WORKERS, default: cores)
+//   block      its threads run either as a plain loop (kernels the translator proved free of
+//              barriers and warp collectives) or as fibers (ucontext) that yield at every
+//              __syncthreads / warp collective; a scheduler releases a barrier when every live
+//              thread waits at the same one (exited threads count as arrived) and reports
+//              threads waiting at different barriers, or a deadlock, instead of hanging
+//   order      threads run forward, reverse or seeded-random between barriers (CUSET_SCHEDULE),
+//              so a race shows up as results that change with the order
+//   memory     cudaMalloc'd memory and shared memory start filled with a garbage byte
+//              (CUSET_FILL, default 0xCD), device allocations sit before a guard page and are
+//              inaccessible to host code outside kernels (a host dereference of a device
+//              pointer is reported); with -DCUSET_SANITIZE every allocation, shared array
+//              included, comes from the heap so AddressSanitizer sees each one alone
+//
+// Errors the emulated device would raise (illegal address, barrier divergence, deadlock,
+// host dereference, bad kernel argument) print one `cuset-cuda: error:` line and end the
+// process with exit code 101. Nothing here links libcudart: CUDA's own headers supply the
+// types and declarations, this header defines what libcudart would.
+#pragma once
+#ifndef CUSET_CUDA_H
+#define CUSET_CUDA_H
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __constant__
+#define __managed__
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define __CUSET_EMULATOR__ 1
+
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define CUSET_ASAN 1
+#endif
+
+extern "C" char __executable_start;  // NOLINT: linker symbols bounding the static image
+extern "C" char _end;
+
+namespace cuset {
+
+constexpr int kDeviceFault = 101;
+constexpr size_t kDefaultSmem = 48 * 1024;
+constexpr size_t kOptinSmem = 163 * 1024;
+constexpr unsigned kMaxThreads = 1024;
+
+// --- options -----------------------------------------------------------------------------
+
+enum class Order { Forward, Reverse, Random };
+
+struct Options {
+  Order order = Order::Forward;
+  unsigned seed = 0;
+  int fill = 0xCD;      // -1: random bytes from `seed`
+  unsigned workers = 1;
+  bool always_fibers = false;
+  size_t stack_bytes = 64 * 1024;
+  bool host_deref_check = true;
+  bool pointer_check = true;
+};
+
+inline const Options& options() {
+  static const Options opts = [] {
+    Options o;
+    if (const char* s = getenv("CUSET_SCHEDULE")) {
+      std::string v(s);
+      if (v == "reverse") o.order = Order::Reverse;
+      else if (v.rfind("random", 0) == 0) {
+        o.order = Order::Random;
+        if (v.size() > 7) o.seed = (unsigned)strtoul(v.c_str() + 7, nullptr, 10);
+      }
+    }
+    if (const char* s = getenv("CUSET_FILL")) {
+      std::string v(s);
+      if (v == "zero") o.fill = 0;
+      else if (v == "random") o.fill = -1;
+      else o.fill = (int)strtol(s, nullptr, 0) & 0xFF;
+    }
+    unsigned hw = std::thread::hardware_concurrency();
+    o.workers = hw ? hw : 1;
+    if (const char* s = getenv("CUSET_WORKERS")) o.workers = std::max(1, atoi(s));
+    if (const char* s = getenv("CUSET_FIBERS")) o.always_fibers = std::string(s) == "always";
+    if (const char* s = getenv("CUSET_STACK_KB")) o.stack_bytes = std::max(16, atoi(s)) * size_t(1024);
+    if (const char* s = getenv("CUSET_HOST_DEREF_CHECK")) o.host_deref_check = std::string(s) != "0";
+    if (const char* s = getenv("CUSET_POINTER_CHECK")) o.pointer_check = std::string(s) != "0";
+#ifdef CUSET_ASAN
+    o.host_deref_check = false;
+#endif
+    return o;
+  }();
+  return opts;
+}
+
+inline void fill_garbage(void* p, size_t n) {
+  const Options& o = options();
+  if (o.fill >= 0) {
+    memset(p, o.fill, n);
+    return;
+  }
+  std::mt19937 rng(o.seed ^ (unsigned)(uintptr_t)p);
+  auto* b = static_cast<unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) b[i] = (unsigned char)rng();
+}
+
+// --- device faults -------------------------------------------------------------------------
+
+[[noreturn]] inline void fault(const std::string& what) {
+  fflush(stdout);
+  std::string line = "cuset-cuda: error: " + what + "\n";
+  (void)!write(2, line.data(), line.size());
+  _exit(kDeviceFault);
+}
+
+[[noreturn]] inline void unsupported(const std::string& what) {
+  fault("unsupported: " + what);
+}
+
+// --- per-block and per-thread state --------------------------------------------------------
+
+enum class State : unsigned char { Ready, Barrier, Warp, Done };
+enum class WarpOp : unsigned char { Sync, Shfl, Ballot, Any, All, RedAdd, RedMin, RedMax, RedAnd, RedOr, RedXor, MatchAny };
+
+struct Thread {
+  uint3 idx;
+  unsigned linear, lane, warp;
+  State state;
+  WarpOp op;
+  unsigned mask;        // warp collective: lanes named by the caller
+  unsigned want;        // shfl: source lane
+  const char* file;
+  int line;
+  alignas(16) unsigned char value[16];
+  alignas(16) unsigned char result[16];
+  int pred;
+  ucontext_t ctx;
+  char* stack;
+#ifdef CUSET_ASAN
+  void* fake_stack;
+#endif
+};
+
+struct Block;
+using Body = void (*)(void* payload);
+
+struct Block {
+  uint3 idx;
+  dim3 dim, grid;
+  unsigned nthreads = 0;
+  const char* kernel = "";
+  Body body = nullptr;
+  void* payload = nullptr;
+  bool fibers = false;
+  unsigned char* dyn = nullptr;
+  size_t dyn_size = 0;
+  size_t static_limit = kDefaultSmem;
+  std::vector<std::pair<long, void*>> statics;
+  std::vector<unsigned char> arena;
+  size_t arena_used = 0;
+  std::vector<void*> heap_blocks;  // sanitizer mode: one malloc per shared array
+  Thread* threads = nullptr;
+  ucontext_t sched;
+  int barrier_pred_sum = 0;
+  unsigned phase = 0;
+};
+
+inline thread_local Thread* cur_thread = nullptr;
+inline thread_local Block* cur_block = nullptr;
+
+inline std::string dim_text(uint3 d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+inline std::string where() {
+  if (!cur_block) return "host code";
+  std::string s = std::string("kernel ") + cur_block->kernel + " block " + dim_text(cur_block->idx);
+  if (cur_thread) s += " thread " + dim_text(cur_thread->idx);
+  return s;
+}
+
+// --- device memory registry -----------------------------------------------------------------
+
+enum class Space : unsigned char { Device, Managed, PinnedHost, External };
+
+struct Allocation {
+  uintptr_t base;
+  size_t size;
+  void* map_base;
+  size_t map_len;
+  Space space;
+};
+
+struct Registry {
+  std::mutex mu;
+  std::map<uintptr_t, Allocation> by_base;
+  bool protected_now = false;
+
+  const Allocation* find(uintptr_t p) {
+    auto it = by_base.upper_bound(p);
+    if (it == by_base.begin()) return nullptr;
+    --it;
+    const Allocation& a = it->second;
+    if (p >= a.base && p <= a.base + a.size + 4096) return &a;  // includes the slack before the guard page
+    return nullptr;
+  }
+};
+
+inline Registry& registry() {
+  static Registry* r = [] {
+    auto* reg = new Registry();  // never destroyed: kernels may run during exit
+    reg->protected_now = options().host_deref_check;
+    return reg;
+  }();
+  return *r;
+}
+
+inline size_t page_size() {
+  static const size_t p = (size_t)sysconf(_SC_PAGESIZE);
+  return p;
+}
+
+inline void set_protection(Allocation& a, bool accessible) {
+  if (a.space != Space::Device || !options().host_deref_check || a.map_base == nullptr) return;
+  size_t usable = a.map_len - page_size();
+  mprotect(a.map_base, usable, accessible ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+// Device memory is host-inaccessible between launches; kernels, cudaMemcpy and cudaMemset
+// open it for their duration.
+struct Unprotect {
+  bool was;
+  Unprotect() {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    was = r.protected_now;
+    if (was) {
+      for (auto& kv : r.by_base) set_protection(kv.second, true);
+      r.protected_now = false;
+    }
+  }
+  ~Unprotect() {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    if (was) {
+      for (auto& kv : r.by_base) set_protection(kv.second, false);
+      r.protected_now = true;
+    }
+  }
+};
+
+inline void install_handlers();
+
+inline void* device_alloc(size_t size, Space space) {
+  size_t rounded = (std::max<size_t>(size, 1) + 255) & ~size_t(255);
+  Allocation a{};
+  a.size = size;
+  a.space = space;
+#ifdef CUSET_ASAN
+  void* p = aligned_alloc(256, rounded);
+  if (!p) return nullptr;
+  a.base = (uintptr_t)p;
+  a.map_base = nullptr;
+  a.map_len = 0;
+#else
+  size_t pg = page_size();
+  size_t usable = (rounded + pg - 1) & ~(pg - 1);
+  size_t map_len = usable + pg;
+  void* m = mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  mprotect((char*)m + usable, pg, PROT_NONE);  // guard page right after the allocation
+  a.map_base = m;
+  a.map_len = map_len;
+  a.base = (uintptr_t)m + usable - rounded;
+#endif
+  fill_garbage((void*)a.base, rounded);
+  install_handlers();
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  if (r.protected_now) set_protection(a, false);
+  r.by_base[a.base] = a;
+  return (void*)a.base;
+}
+
+inline bool device_free(void* p) {
+  Registry& r = registry();
+  Allocation a;
+  {
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = r.by_base.find((uintptr_t)p);
+    if (it == r.by_base.end() || it->second.space == Space::External) return false;
+    a = it->second;
+    r.by_base.erase(it);
+  }
+#ifdef CUSET_ASAN
+  free((void*)a.base);
+#else
+  munmap(a.map_base, a.map_len);
+#endif
+  return true;
+}
+
+// Memory that something else owns (a torch tensor in KernelBench mode) but kernels may use.
+inline void register_external(const void* p, size_t size) {
+  if (!p) return;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  r.by_base[(uintptr_t)p] = Allocation{(uintptr_t)p, size, nullptr, 0, Space::External};
+}
+
+inline void unregister_external(const void* p) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = r.by_base.find((uintptr_t)p);
+  if (it != r.by_base.end() && it->second.space == Space::External) r.by_base.erase(it);
+}
+
+inline bool device_accessible(const void* p) {
+  uintptr_t u = (uintptr_t)p;
+  if (u >= (uintptr_t)&__executable_start && u < (uintptr_t)&_end) return true;  // __device__/__constant__ symbols
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  return r.find(u) != nullptr;
+}
+
+// --- fault handler -------------------------------------------------------------------------
+
+inline void write_str(const char* s) { (void)!write(2, s, strlen(s)); }
+
+inline void on_segv(int sig, siginfo_t* info, void*) {
+  uintptr_t addr = (uintptr_t)info->si_addr;
+  char buf[512];
+  const Allocation* hit = nullptr;
+  Registry& r = registry();
+  auto it = r.by_base.upper_bound(addr);  // read without the lock: we are about to exit anyway
+  if (it != r.by_base.begin()) {
+    --it;
+    const Allocation& a = it->second;
+    if (a.map_base && addr >= (uintptr_t)a.map_base && addr < (uintptr_t)a.map_base + a.map_len) hit = &a;
+  }
+  fflush(stdout);
+  if (cur_block) {
+    if (cur_thread && cur_thread->stack && addr < (uintptr_t)cur_thread->stack && addr + 65536 >= (uintptr_t)cur_thread->stack) {
+      snprintf(buf, sizeof buf, "cuset-cuda: error: stack overflow in kernel %s thread (%u,%u,%u): local arrays are larger than CUSET_STACK_KB allows\n",
+               cur_block->kernel, cur_thread->idx.x, cur_thread->idx.y, cur_thread->idx.z);
+    } else if (hit && addr >= hit->base + hit->size) {
+      snprintf(buf, sizeof buf, "cuset-cuda: error: illegal memory access in kernel %s block (%u,%u,%u) thread (%u,%u,%u): address %#lx is %lu bytes past the end of a %lu-byte device allocation\n",
+               cur_block->kernel, cur_block->idx.x, cur_block->idx.y, cur_block->idx.z, cur_thread ? cur_thread->idx.x : 0,
+               cur_thread ? cur_thread->idx.y : 0, cur_thread ? cur_thread->idx.z : 0, (unsigned long)addr,
+               (unsigned long)(addr - hit->base - hit->size), (unsigned long)hit->size);
+    } else {
+      snprintf(buf, sizeof buf, "cuset-cuda: error: illegal memory access in kernel %s block (%u,%u,%u) thread (%u,%u,%u): address %#lx (%s)\n",
+               cur_block->kernel, cur_block->idx.x, cur_block->idx.y, cur_block->idx.z, cur_thread ? cur_thread->idx.x : 0,
+               cur_thread ? cur_thread->idx.y : 0, cur_thread ? cur_thread->idx.z : 0, (unsigned long)addr,
+               sig == SIGBUS ? "bus error" : "not device memory");
+    }
+    write_str(buf);
+    _exit(kDeviceFault);
+  }
+  if (hit && addr >= hit->base && addr < hit->base + hit->size) {
+    snprintf(buf, sizeof buf, "cuset-cuda: error: host code dereferenced a device pointer: address %#lx lies in a %lu-byte cudaMalloc allocation (copy it to the host with cudaMemcpy first)\n",
+             (unsigned long)addr, (unsigned long)hit->size);
+    write_str(buf);
+    _exit(kDeviceFault);
+  }
+  signal(sig, SIG_DFL);  // an ordinary crash of host code: let it crash as it would
+  raise(sig);
+}
+
+inline void install_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa{};
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+#ifndef CUSET_ASAN
+    sigaction(SIGSEGV, &sa, nullptr);
+    sigaction(SIGBUS, &sa, nullptr);
+#endif
+  });
+}
+
+inline void ensure_altstack() {
+  static thread_local bool done = false;
+  if (done) return;
+  done = true;
+  stack_t ss{};
+  ss.ss_size = 64 * 1024;
+  ss.ss_sp = malloc(ss.ss_size);
+  ss.ss_flags = 0;
+  sigaltstack(&ss, nullptr);
+}
+
+// --- shared memory -------------------------------------------------------------------------
+
+inline void* shared_static(size_t size, size_t align, long id) {
+  Block* b = cur_block;
+  if (!b) fault("__shared__ variable used outside a kernel");
+  for (auto& e : b->statics)
+    if (e.first == id) return e.second;
+  if (align < 16) align = 16;
+#ifdef CUSET_ASAN
+  void* p = aligned_alloc(align, (size + align - 1) / align * align);
+  b->heap_blocks.push_back(p);
+  b->arena_used += size;
+#else
+  size_t off = (b->arena_used + align - 1) & ~(align - 1);
+  if (off + size > b->arena.size()) b->arena.resize(std::max(off + size, b->arena.size() * 2));  // only before first use
+  void* p = b->arena.data() + off;
+  b->arena_used = off + size;
+#endif
+  if (b->arena_used + b->dyn_size > b->static_limit)
+    fault("too much shared memory in kernel " + std::string(b->kernel) + ": " + std::to_string(b->arena_used) + " bytes static + " +
+          std::to_string(b->dyn_size) + " dynamic exceed the " + std::to_string(b->static_limit) + "-byte limit");
+  fill_garbage(p, size);
+  b->statics.emplace_back(id, p);
+  return p;
+}
+
+inline void* shared_dynamic() {
+  Block* b = cur_block;
+  if (!b) fault("extern __shared__ array used outside a kernel");
+  return b->dyn;
+}
+
+// --- fibers and the block scheduler ---------------------------------------------------------
+
+struct Worker {
+  std::vector<Thread> threads;
+  char* stacks = nullptr;
+  size_t stack_count = 0;
+  Block block;
+  std::vector<unsigned char> dyn;
+  std::vector<unsigned> order;
+  std::mt19937 rng;
+};
+
+inline Worker& worker() {
+  static thread_local Worker w;
+  return w;
+}
+
+inline void fiber_main() {
+  Block* b = cur_block;
+  b->body(b->payload);
+  Thread* t = cur_thread;
+  t->state = State::Done;
+#ifdef CUSET_ASAN
+  __sanitizer_start_switch_fiber(nullptr, nullptr, 0);
+#endif
+  setcontext(&b->sched);
+}
+
+inline void switch_to_thread(Block* b, Thread* t) {
+  cur_thread = t;
+#ifdef CUSET_ASAN
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, t->stack, options().stack_bytes);
+  swapcontext(&b->sched, &t->ctx);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  swapcontext(&b->sched, &t->ctx);
+#endif
+  cur_thread = nullptr;
+}
+
+inline void yield_to_scheduler() {
+  Thread* t = cur_thread;
+  Block* b = cur_block;
+  if (!b->fibers)
+    fault("internal: " + where() + " reached a barrier or warp collective in a kernel analysed as free of them; rerun with CUSET_FIBERS=always");
+#ifdef CUSET_ASAN
+  __sanitizer_start_switch_fiber(&t->fake_stack, nullptr, 0);
+  swapcontext(&t->ctx, &b->sched);
+  __sanitizer_finish_switch_fiber(t->fake_stack, nullptr, nullptr);
+#else
+  swapcontext(&t->ctx, &b->sched);
+#endif
+  cur_thread = t;
+}
+
+inline void make_order(Worker& w, unsigned n) {
+  w.order.resize(n);
+  for (unsigned i = 0; i < n; ++i) w.order[i] = i;
+  Order o = options().order;
+  if (o == Order::Reverse) std::reverse(w.order.begin(), w.order.end());
+  else if (o == Order::Random) std::shuffle(w.order.begin(), w.order.end(), w.rng);
+}
+
+inline std::string site(const char* file, int line) { return std::string(file ? file : "?") + ":" + std::to_string(line); }
+
+// Releases every warp whose named live lanes all wait at a collective; computes results.
+inline bool release_warps(Block* b) {
+  bool any = false;
+  unsigned nwarps = (b->nthreads + 31) / 32;
+  for (unsigned w = 0; w < nwarps; ++w) {
+    Thread* lanes = b->threads + w * 32;
+    unsigned n = std::min(32u, b->nthreads - w * 32);
+    unsigned live = 0, waiting = 0, named = 0;
+    for (unsigned l = 0; l < n; ++l) {
+      if (lanes[l].state != State::Done) live |= 1u << l;
+      if (lanes[l].state == State::Warp) {
+        waiting |= 1u << l;
+        named |= lanes[l].mask;
+      }
+    }
+    if (!waiting) continue;
+    unsigned need = (named | waiting) & live;
+    if ((need & waiting) != need) continue;
+    Thread* first = nullptr;
+    for (unsigned l = 0; l < n; ++l) {
+      if (!(waiting >> l & 1)) continue;
+      if (!first) first = &lanes[l];
+      else if (lanes[l].op != first->op || lanes[l].line != first->line || lanes[l].file != first->file) {
+        fault("warp collectives out of step in " + std::string("kernel ") + b->kernel + " block " + dim_text(b->idx) + " warp " +
+              std::to_string(w) + ": lane " + std::to_string(first->lane) + " waits at " + site(first->file, first->line) + ", lane " +
+              std::to_string(l) + " at " + site(lanes[l].file, lanes[l].line));
+      }
+    }
+    WarpOp op = first->op;
+    unsigned ballot = 0;
+    long long acc = 0;
+    bool acc_set = false;
+    for (unsigned l = 0; l < n; ++l) {
+      if (!(waiting >> l & 1)) continue;
+      if (lanes[l].pred) ballot |= 1u << l;
+      int v;
+      memcpy(&v, lanes[l].value, sizeof v);
+      unsigned uv = (unsigned)v;
+      switch (op) {
+        case WarpOp::RedAdd: acc += uv; break;
+        case WarpOp::RedMin: acc = acc_set ? std::min<long long>(acc, lanes[l].pred ? v : (long long)uv) : (lanes[l].pred ? v : (long long)uv); break;
+        case WarpOp::RedMax: acc = acc_set ? std::max<long long>(acc, lanes[l].pred ? v : (long long)uv) : (lanes[l].pred ? v : (long long)uv); break;
+        case WarpOp::RedAnd: acc = acc_set ? (acc & uv) : uv; break;
+        case WarpOp::RedOr: acc = acc_set ? (acc | uv) : uv; break;
+        case WarpOp::RedXor: acc = acc_set ? (acc ^ uv) : uv; break;
+        default: break;
+      }
+      acc_set = true;
+    }
+    for (unsigned l = 0; l < n; ++l) {
+      if (!(waiting >> l & 1)) continue;
+      Thread& t = lanes[l];
+      switch (op) {
+        case WarpOp::Shfl: {
+          unsigned src = t.want < n && (waiting >> t.want & 1) ? t.want : l;
+          memcpy(t.result, lanes[src].value, 16);
+          break;
+        }
+        case WarpOp::Ballot: memcpy(t.result, &ballot, 4); break;
+        case WarpOp::Any: { int r = (ballot & waiting) != 0; memcpy(t.result, &r, 4); break; }
+        case WarpOp::All: { int r = (ballot & waiting) == waiting; memcpy(t.result, &r, 4); break; }
+        case WarpOp::MatchAny: {
+          unsigned m = 0;
+          for (unsigned k = 0; k < n; ++k)
+            if ((waiting >> k & 1) && memcmp(lanes[k].value, t.value, 16) == 0) m |= 1u << k;
+          memcpy(t.result, &m, 4);
+          break;
+        }
+        case WarpOp::RedAdd: case WarpOp::RedMin: case WarpOp::RedMax:
+        case WarpOp::RedAnd: case WarpOp::RedOr: case WarpOp::RedXor: {
+          unsigned r = (unsigned)acc;
+          memcpy(t.result, &r, 4);
+          break;
+        }
+        default: break;
+      }
+      t.state = State::Ready;
+    }
+    any = true;
+  }
+  return any;
+}
+
+inline bool release_barrier(Block* b) {
+  Thread* first = nullptr;
+  int count = 0;
+  for (unsigned i = 0; i < b->nthreads; ++i) {
+    Thread& t = b->threads[i];
+    if (t.state == State::Done) continue;
+    if (t.state != State::Barrier) return false;
+    if (!first) first = &t;
+    else if (t.line != first->line || t.file != first->file)
+      fault("__syncthreads divergence in kernel " + std::string(b->kernel) + " block " + dim_text(b->idx) + ": thread " +
+            dim_text(first->idx) + " waits at " + site(first->file, first->line) + ", thread " + dim_text(t.idx) + " at " +
+            site(t.file, t.line) + " (a barrier in divergent code)");
+    count += t.pred != 0;
+  }
+  if (!first) return false;
+  b->barrier_pred_sum = count;
+  for (unsigned i = 0; i < b->nthreads; ++i)
+    if (b->threads[i].state == State::Barrier) b->threads[i].state = State::Ready;
+  return true;
+}
+
+[[noreturn]] inline void report_deadlock(Block* b) {
+  std::string detail;
+  int shown = 0;
+  for (unsigned i = 0; i < b->nthreads && shown < 4; ++i) {
+    Thread& t = b->threads[i];
+    if (t.state == State::Done) continue;
+    detail += (shown ? "; " : "") + std::string("thread ") + dim_text(t.idx) +
+              (t.state == State::Barrier ? " at __syncthreads " : " at a warp collective ") + site(t.file, t.line);
+    ++shown;
+  }
+  fault("deadlock in kernel " + std::string(b->kernel) + " block " + dim_text(b->idx) + ": no barrier can complete (" + detail + ")");
+}
+
+inline void run_block_fibers(Worker& w, Block* b) {
+  const size_t ss = options().stack_bytes;
+  const size_t pg = page_size();
+  if (w.stack_count < b->nthreads) {
+    if (w.stacks) munmap(w.stacks, w.stack_count * (ss + pg));
+    w.stack_count = b->nthreads;
+    w.stacks = (char*)mmap(nullptr, w.stack_count * (ss + pg), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (w.stacks == (char*)MAP_FAILED) fault("cannot map fiber stacks for " + std::to_string(b->nthreads) + " threads");
+    for (size_t i = 0; i < w.stack_count; ++i) mprotect(w.stacks + i * (ss + pg), pg, PROT_NONE);
+  }
+  for (unsigned i = 0; i < b->nthreads; ++i) {
+    Thread& t = b->threads[i];
+    t.stack = w.stacks + i * (ss + pg) + pg;
+    getcontext(&t.ctx);
+    t.ctx.uc_stack.ss_sp = t.stack;
+    t.ctx.uc_stack.ss_size = ss;
+    t.ctx.uc_link = nullptr;
+    makecontext(&t.ctx, (void (*)())fiber_main, 0);
+  }
+  for (;;) {
+    make_order(w, b->nthreads);
+    for (unsigned i : w.order) {
+      Thread* t = &b->threads[i];
+      while (t->state == State::Ready) switch_to_thread(b, t);
+    }
+    bool all_done = true;
+    for (unsigned i = 0; i < b->nthreads; ++i) all_done &= b->threads[i].state == State::Done;
+    if (all_done) return;
+    ++b->phase;
+    if (release_warps(b)) continue;
+    if (release_barrier(b)) continue;
+    report_deadlock(b);
+  }
+}
+
+inline void run_block(Worker& w, Block* b) {
+  for (unsigned i = 0; i < b->nthreads; ++i) {
+    Thread& t = b->threads[i];
+    t.linear = i;
+    t.idx = make_uint3(i % b->dim.x, (i / b->dim.x) % b->dim.y, i / (b->dim.x * b->dim.y));
+    t.lane = i % 32;
+    t.warp = i / 32;
+    t.state = State::Ready;
+    t.stack = nullptr;
+  }
+  b->statics.clear();
+  b->arena_used = 0;
+  if (b->dyn_size) fill_garbage(b->dyn, b->dyn_size);
+  cur_block = b;
+  if (b->fibers) {
+    run_block_fibers(w, b);
+  } else {
+    make_order(w, b->nthreads);
+    for (unsigned i : w.order) {
+      cur_thread = &b->threads[i];
+      b->body(b->payload);
+    }
+    cur_thread = nullptr;
+  }
+  cur_block = nullptr;
+#ifdef CUSET_ASAN
+  for (void* p : b->heap_blocks) free(p);
+  b->heap_blocks.clear();
+#endif
+}
+
+// --- launches ------------------------------------------------------------------------------
+
+struct KernelInfo {
+  const char* name;
+  const char* file;
+  int line;
+  bool needs_sync;  // the translator found barriers or warp collectives reachable from the kernel
+};
+
+struct Config {
+  dim3 grid, block;
+  size_t smem;
+  cudaStream_t stream;
+  Config(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), smem(s), stream(st) {}
+};
+
+inline thread_local cudaError_t last_error = cudaSuccess;
+
+inline std::map<const void*, int>& func_smem_limits() {
+  static std::map<const void*, int> m;
+  return m;
+}
+
+inline std::string launch_problem(const Config& c, const void* fn) {
+  auto d = [](dim3 v) { return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")"; };
+  unsigned long long threads = (unsigned long long)c.block.x * c.block.y * c.block.z;
+  if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0) return "grid " + d(c.grid) + " has a zero dimension";
+  if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0) return "block " + d(c.block) + " has a zero dimension";
+  if (threads > kMaxThreads) return "block " + d(c.block) + " has " + std::to_string(threads) + " threads, over the limit of 1024";
+  if (c.block.x > 1024 || c.block.y > 1024 || c.block.z > 64) return "block " + d(c.block) + " exceeds the per-dimension limits (1024,1024,64)";
+  if (c.grid.x > 2147483647u || c.grid.y > 65535 || c.grid.z > 65535) return "grid " + d(c.grid) + " exceeds the limits (2147483647,65535,65535)";
+  size_t limit = kDefaultSmem;
+  auto it = func_smem_limits().find(fn);
+  if (it != func_smem_limits().end()) limit = std::max<size_t>(limit, (size_t)it->second);
+  if (c.smem > limit)
+    return std::to_string(c.smem) + " bytes of dynamic shared memory exceed the " + std::to_string(limit) +
+           "-byte limit (raise it with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes))";
+  return "";
+}
+
+template <class Args>
+struct Payload {
+  void* fn;
+  Args* args;
+};
+
+template <class Fn, class Tuple>
+void invoke_kernel(void* p) {
+  auto* pl = static_cast<Payload<Tuple>*>(p);
+  Tuple copy = *pl->args;  // kernel parameters are per-thread copies
+  std::apply(reinterpret_cast<Fn>(pl->fn), copy);
+}
+
+inline void run_grid(const KernelInfo& info, const Config& c, Body body, void* payload, const void* fn) {
+  install_handlers();
+  const Options& o = options();
+  const unsigned long long nblocks = (unsigned long long)c.grid.x * c.grid.y * c.grid.z;
+  const unsigned nthreads = c.block.x * c.block.y * c.block.z;
+  size_t limit = kDefaultSmem;
+  auto it = func_smem_limits().find(fn);
+  if (it != func_smem_limits().end()) limit = std::max<size_t>(limit, (size_t)it->second);
+  std::atomic<unsigned long long> next{0};
+  auto work = [&](unsigned worker_id) {
+    ensure_altstack();
+    Worker& w = worker();
+    w.threads.resize(std::max<size_t>(w.threads.size(), nthreads));
+    w.dyn.resize(std::max(w.dyn.size(), c.smem));
+    Block& b = w.block;
+    b.dim = c.block;
+    b.grid = c.grid;
+    b.nthreads = nthreads;
+    b.kernel = info.name;
+    b.body = body;
+    b.payload = payload;
+    b.fibers = info.needs_sync || o.always_fibers;
+    b.dyn = c.smem ? w.dyn.data() : nullptr;
+    b.dyn_size = c.smem;
+    b.static_limit = limit;
+    if (b.arena.size() < kOptinSmem) b.arena.resize(kOptinSmem);
+    b.threads = w.threads.data();
+#ifdef CUSET_ASAN
+    std::vector<unsigned char> dyn_heap;
+#endif
+    for (;;) {
+      unsigned long long k = next.fetch_add(1);
+      if (k >= nblocks) break;
+      w.rng.seed(o.seed * 2654435761u + (unsigned)k);
+      b.idx = make_uint3((unsigned)(k % c.grid.x), (unsigned)((k / c.grid.x) % c.grid.y), (unsigned)(k / ((unsigned long long)c.grid.x * c.grid.y)));
+#ifdef CUSET_ASAN
+      unsigned char* heap_dyn = c.smem ? (unsigned char*)malloc(c.smem) : nullptr;
+      b.dyn = heap_dyn;
+#endif
+      run_block(w, &b);
+#ifdef CUSET_ASAN
+      free(heap_dyn);
+#endif
+    }
+    (void)worker_id;
+  };
+  unsigned nw = (unsigned)std::min<unsigned long long>(o.workers, nblocks);
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < nw; ++i) pool.emplace_back(work, i);
+  work(0);
+  for (auto& t : pool) t.join();
+}
+
+template <class... P, class... A>
+void launch(void (*fn)(P...), const KernelInfo& info, Config cfg, A&&... args) {
+  static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
+  using Tuple = std::tuple<std::decay_t<P>...>;
+  std::string problem = launch_problem(cfg, (const void*)fn);
+  if (!problem.empty()) {
+    last_error = problem.find("shared memory") != std::string::npos ? cudaErrorInvalidValue : cudaErrorInvalidConfiguration;
+    if (getenv("CUSET_VERBOSE")) fprintf(stderr, "cuset-cuda: launch of %s at %s:%d refused: %s\n", info.name, info.file, info.line, problem.c_str());
+    return;
+  }
+  Tuple params(std::forward<A>(args)...);
+  if (options().pointer_check) {
+    int index = 0;
+    std::apply([&](auto&... p) {
+      ((
+           [&] {
+             ++index;
+             using T = std::decay_t<decltype(p)>;
+             if constexpr (std::is_pointer_v<T>) {
+               if (p != nullptr && !device_accessible((const void*)p))
+                 fault("kernel " + std::string(info.name) + " launched at " + site(info.file, info.line) + ": argument " +
+                       std::to_string(index) + " is a host pointer, not device memory (allocate it with cudaMalloc and copy with cudaMemcpy)");
+             }
+           }()),
+       ...);
+    }, params);
+  }
+  Payload<Tuple> pl{(void*)fn, &params};
+  Unprotect open;
+  run_grid(info, cfg, &invoke_kernel<void (*)(P...), Tuple>, &pl, (const void*)fn);
+}
+
+}  // namespace cuset
+
+// --- built-in variables ---------------------------------------------------------------------
+
+#define threadIdx (::cuset::cur_thread->idx)
+#define blockIdx (::cuset::cur_block->idx)
+#define blockDim (::cuset::cur_block->dim)
+#define gridDim (::cuset::cur_block->grid)
+constexpr int warpSize = 32;
+
+// --- barriers and warp collectives -----------------------------------------------------------
+
+inline void __syncthreads(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  cuset::Thread* t = cuset::cur_thread;
+  t->state = cuset::State::Barrier;
+  t->file = file;
+  t->line = line;
+  t->pred = 0;
+  cuset::yield_to_scheduler();
+}
+
+inline int cuset_barrier_pred(int pred, const char* file, int line) {
+  cuset::Thread* t = cuset::cur_thread;
+  t->state = cuset::State::Barrier;
+  t->file = file;
+  t->line = line;
+  t->pred = pred != 0;
+  cuset::yield_to_scheduler();
+  return cuset::cur_block->barrier_pred_sum;
+}
+
+inline int __syncthreads_count(int pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return cuset_barrier_pred(pred, file, line);
+}
+inline int __syncthreads_and(int pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  unsigned live = 0;
+  for (unsigned i = 0; i < cuset::cur_block->nthreads; ++i) live += cuset::cur_block->threads[i].state != cuset::State::Done;
+  return (unsigned)cuset_barrier_pred(pred, file, line) == live;
+}
+inline int __syncthreads_or(int pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return cuset_barrier_pred(pred, file, line) > 0;
+}
+
+namespace cuset {
+inline void warp_wait(WarpOp op, unsigned mask, const char* file, int line) {
+  Thread* t = cur_thread;
+  t->state = State::Warp;
+  t->op = op;
+  t->mask = mask;
+  t->file = file;
+  t->line = line;
+  yield_to_scheduler();
+}
+
+enum class ShflKind { Idx, Up, Down, Xor };
+
+template <class T>
+T shfl(ShflKind kind, unsigned mask, T var, int arg, int width, const char* file, int line) {
+  static_assert(sizeof(T) <= 16, "__shfl_*_sync on a type larger than 16 bytes");
+  Thread* t = cur_thread;
+  unsigned w = (width <= 0 || width > 32 || (width & (width - 1))) ? 32u : (unsigned)width;
+  unsigned lane = t->lane, seg = lane & ~(w - 1), src = lane;
+  switch (kind) {
+    case ShflKind::Idx: src = seg + ((unsigned)arg & (w - 1)); break;
+    case ShflKind::Up: src = (lane - seg) >= (unsigned)arg ? lane - arg : lane; break;
+    case ShflKind::Down: src = (lane - seg) + (unsigned)arg < w ? lane + arg : lane; break;
+    case ShflKind::Xor: src = lane ^ (unsigned)arg; if (src >= seg + w) src = lane; break;
+  }
+  memset(t->value, 0, 16);
+  memcpy(t->value, &var, sizeof(T));
+  t->want = src;
+  warp_wait(WarpOp::Shfl, mask, file, line);
+  T out;
+  memcpy(&out, t->result, sizeof(T));
+  return out;
+}
+
+inline unsigned vote(WarpOp op, unsigned mask, int pred, const char* file, int line) {
+  Thread* t = cur_thread;
+  t->pred = pred != 0;
+  warp_wait(op, mask, file, line);
+  unsigned r;
+  memcpy(&r, t->result, 4);
+  return r;
+}
+
+template <class T>
+unsigned reduce(WarpOp op, unsigned mask, T v, const char* file, int line) {
+  Thread* t = cur_thread;
+  memset(t->value, 0, 16);
+  memcpy(t->value, &v, 4);
+  t->pred = std::is_signed_v<T>;
+  warp_wait(op, mask, file, line);
+  unsigned r;
+  memcpy(&r, t->result, 4);
+  return r;
+}
+}  // namespace cuset
+
+template <class T>
+T __shfl_sync(unsigned mask, T var, int src, int width = 32, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return cuset::shfl(cuset::ShflKind::Idx, mask, var, src, width, f, l);
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return cuset::shfl(cuset::ShflKind::Up, mask, var, (int)delta, width, f, l);
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return cuset::shfl(cuset::ShflKind::Down, mask, var, (int)delta, width, f, l);
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return cuset::shfl(cuset::ShflKind::Xor, mask, var, lane_mask, width, f, l);
+}
+inline unsigned __ballot_sync(unsigned mask, int pred, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return cuset::vote(cuset::WarpOp::Ballot, mask, pred, f, l);
+}
+inline int __any_sync(unsigned mask, int pred, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (int)cuset::vote(cuset::WarpOp::Any, mask, pred, f, l);
+}
+inline int __all_sync(unsigned mask, int pred, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (int)cuset::vote(cuset::WarpOp::All, mask, pred, f, l);
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  cuset::vote(cuset::WarpOp::Sync, mask, 0, f, l);
+}
+template <class T>
+unsigned __match_any_sync(unsigned mask, T value, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  cuset::Thread* t = cuset::cur_thread;
+  memset(t->value, 0, 16);
+  memcpy(t->value, &value, sizeof(T));
+  cuset::warp_wait(cuset::WarpOp::MatchAny, mask, f, l);
+  unsigned r;
+  memcpy(&r, t->result, 4);
+  return r;
+}
+inline unsigned __activemask() {
+  cuset::Block* b = cuset::cur_block;
+  cuset::Thread* t = cuset::cur_thread;
+  if (!b->fibers) return 0xffffffffu;
+  unsigned m = 0, base = t->warp * 32;
+  for (unsigned l = 0; l < 32 && base + l < b->nthreads; ++l) m |= (b->threads[base + l].state != cuset::State::Done) << l;
+  return m;
+}
+inline unsigned __lanemask_lt() { return (1u << cuset::cur_thread->lane) - 1; }
+inline unsigned __reduce_add_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return cuset::reduce(cuset::WarpOp::RedAdd, mask, v, f, l); }
+inline int __reduce_add_sync(unsigned mask, int v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return (int)cuset::reduce(cuset::WarpOp::RedAdd, mask, v, f, l); }
+inline unsigned __reduce_min_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return cuset::reduce(cuset::WarpOp::RedMin, mask, v, f, l); }
+inline int __reduce_min_sync(unsigned mask, int v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return (int)cuset::reduce(cuset::WarpOp::RedMin, mask, v, f, l); }
+inline unsigned __reduce_max_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return cuset::reduce(cuset::WarpOp::RedMax, mask, v, f, l); }
+inline int __reduce_max_sync(unsigned mask, int v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return (int)cuset::reduce(cuset::WarpOp::RedMax, mask, v, f, l); }
+inline unsigned __reduce_and_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return cuset::reduce(cuset::WarpOp::RedAnd, mask, v, f, l); }
+inline unsigned __reduce_or_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return cuset::reduce(cuset::WarpOp::RedOr, mask, v, f, l); }
+inline unsigned __reduce_xor_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return cuset::reduce(cuset::WarpOp::RedXor, mask, v, f, l); }
+
+// --- memory fences, timing, traps -----------------------------------------------------------
+
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline long long clock64() { return (long long)std::chrono::steady_clock::now().time_since_epoch().count(); }
+inline unsigned long long __globaltimer() { return (unsigned long long)clock64(); }
+inline void __nanosleep(unsigned) {}
+[[noreturn]] inline void __trap() { cuset::fault("__trap() in " + cuset::where()); }
+[[noreturn]] inline void __brkpt() { cuset::fault("__brkpt() in " + cuset::where()); }
+
+// --- atomics (real ones: blocks run in parallel) ---------------------------------------------
+
+namespace cuset {
+template <class T, class F>
+T atomic_update(T* addr, F f) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomic on an unsupported size");
+  using U = std::conditional_t<sizeof(T) == 2, unsigned short, std::conditional_t<sizeof(T) == 4, unsigned, unsigned long long>>;
+  U* p = reinterpret_cast<U*>(addr);
+  U old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  for (;;) {
+    T cur;
+    memcpy(&cur, &old, sizeof(T));
+    T next = f(cur);
+    U want;
+    memcpy(&want, &next, sizeof(T));
+    if (__atomic_compare_exchange_n(p, &old, want, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return cur;
+  }
+}
+}  // namespace cuset
+
+#define CUSET_ATOMIC_INT(T)                                                                              \
+  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); }                 \
+  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); }                 \
+  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); }               \
+  inline T atomicMin(T* a, T v) { return cuset::atomic_update(a, [v](T o) { return o < v ? o : v; }); } \
+  inline T atomicMax(T* a, T v) { return cuset::atomic_update(a, [v](T o) { return o > v ? o : v; }); } \
+  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); }                 \
+  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }                   \
+  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); }                 \
+  inline T atomicCAS(T* a, T cmp, T v) {                                                               \
+    __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                \
+    return cmp;                                                                                        \
+  }
+CUSET_ATOMIC_INT(int)
+CUSET_ATOMIC_INT(unsigned int)
+CUSET_ATOMIC_INT(unsigned long long int)
+CUSET_ATOMIC_INT(long long int)
+#undef CUSET_ATOMIC_INT
+
+inline unsigned short atomicCAS(unsigned short* a, unsigned short cmp, unsigned short v) {
+  __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return cmp;
+}
+inline float atomicAdd(float* a, float v) { return cuset::atomic_update(a, [v](float o) { return o + v; }); }
+inline double atomicAdd(double* a, double v) { return cuset::atomic_update(a, [v](double o) { return o + v; }); }
+inline __half atomicAdd(__half* a, __half v) { return cuset::atomic_update(a, [v](__half o) { return __float2half(__half2float(o) + __half2float(v)); }); }
+inline __nv_bfloat16 atomicAdd(__nv_bfloat16* a, __nv_bfloat16 v) {
+  return cuset::atomic_update(a, [v](__nv_bfloat16 o) { return __float2bfloat16(__bfloat162float(o) + __bfloat162float(v)); });
+}
+inline float atomicExch(float* a, float v) { return cuset::atomic_update(a, [v](float) { return v; }); }
+inline float atomicMax(float* a, float v) { return cuset::atomic_update(a, [v](float o) { return o > v ? o : v; }); }
+inline float atomicMin(float* a, float v) { return cuset::atomic_update(a, [v](float o) { return o < v ? o : v; }); }
+inline unsigned atomicInc(unsigned* a, unsigned v) { return cuset::atomic_update(a, [v](unsigned o) { return o >= v ? 0u : o + 1; }); }
+inline unsigned atomicDec(unsigned* a, unsigned v) { return cuset::atomic_update(a, [v](unsigned o) { return (o == 0 || o > v) ? v : o - 1; }); }
+#define atomicAdd_block atomicAdd
+#define atomicAdd_system atomicAdd
+#define atomicSub_block atomicSub
+#define atomicExch_block atomicExch
+#define atomicMax_block atomicMax
+#define atomicMin_block atomicMin
+#define atomicCAS_block atomicCAS
+#define atomicOr_block atomicOr
+#define atomicAnd_block atomicAnd
+
+// --- math and bit intrinsics ----------------------------------------------------------------
+
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+inline float __expf(float x) { return expf(x); }
+inline float __exp10f(float x) { return exp10f(x); }
+inline float __logf(float x) { return logf(x); }
+inline float __log2f(float x) { return log2f(x); }
+inline float __log10f(float x) { return log10f(x); }
+inline float __sinf(float x) { return sinf(x); }
+inline float __cosf(float x) { return cosf(x); }
+inline float __tanf(float x) { return tanf(x); }
+inline void __sincosf(float x, float* s, float* c) { *s = sinf(x); *c = cosf(x); }
+inline float __powf(float a, float b) { return powf(a, b); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return sqrtf(x); }
+inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
+inline float __saturatef(float x) { return x < 0.f ? 0.f : (x > 1.f ? 1.f : x); }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+inline float sinpif(float x) { return sinf(x * 3.14159265358979323846f); }
+inline float cospif(float x) { return cosf(x * 3.14159265358979323846f); }
+inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
+inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678118654752f); }
+inline double normcdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752); }
+inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
+inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
+inline float __uint_as_float(unsigned x) { float f; memcpy(&f, &x, 4); return f; }
+inline unsigned __float_as_uint(float x) { unsigned i; memcpy(&i, &x, 4); return i; }
+inline double __longlong_as_double(long long x) { double d; memcpy(&d, &x, 8); return d; }
+inline long long __double_as_longlong(double x) { long long i; memcpy(&i, &x, 8); return i; }
+inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
+inline int __float2int_rz(float x) { return (int)x; }
+inline int __float2int_rd(float x) { return (int)floorf(x); }
+inline int __float2int_ru(float x) { return (int)ceilf(x); }
+inline unsigned __float2uint_rn(float x) { return (unsigned)nearbyintf(x); }
+inline long long __float2ll_rn(float x) { return (long long)nearbyintf(x); }
+inline float __int2float_rn(int x) { return (float)x; }
+inline float __uint2float_rn(unsigned x) { return (float)x; }
+inline float __double2float_rn(double x) { return (float)x; }
+inline int __double2int_rn(double x) { return (int)nearbyint(x); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned __brev(unsigned x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
+  x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
+  return (x >> 16) | (x << 16);
+}
+inline int __mul24(int a, int b) { return ((a << 8) >> 8) * ((b << 8) >> 8); }
+inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xFFFFFFu) * (b & 0xFFFFFFu); }
+inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return (unsigned long long)(((unsigned __int128)a * b) >> 64); }
+inline int __hadd(int a, int b) { return (int)(((long long)a + b) >> 1); }
+inline int __rhadd(int a, int b) { return (int)(((long long)a + b + 1) >> 1); }
+inline unsigned __uhadd(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a + b) >> 1); }
+inline unsigned __sad(int a, int b, unsigned c) { return (unsigned)std::abs(a - b) + c; }
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  unsigned long long v = ((unsigned long long)y << 32) | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  return r;
+}
+template <class T> inline T __ldg(const T* p) { return *p; }
+template <class T> inline T __ldcg(const T* p) { return *p; }
+template <class T> inline T __ldca(const T* p) { return *p; }
+template <class T> inline T __ldcs(const T* p) { return *p; }
+template <class T> inline T __ldlu(const T* p) { return *p; }
+template <class T> inline T __ldcv(const T* p) { return *p; }
+template <class T> inline void __stcg(T* p, T v) { *p = v; }
+template <class T> inline void __stcs(T* p, T v) { *p = v; }
+template <class T> inline void __stwb(T* p, T v) { *p = v; }
+template <class T> inline void __stwt(T* p, T v) { *p = v; }
+
+// CUDA's global min/max overloads (device code calls them unqualified).
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+inline unsigned min(int a, unsigned b) { return min((unsigned)a, b); }
+inline unsigned max(int a, unsigned b) { return max((unsigned)a, b); }
+inline unsigned min(unsigned a, int b) { return min(a, (unsigned)b); }
+inline unsigned max(unsigned a, int b) { return max(a, (unsigned)b); }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline long long max(long long a, long long b) { return a > b ? a : b; }
+inline long min(long a, long b) { return a < b ? a : b; }
+inline long max(long a, long b) { return a > b ? a : b; }
+inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+inline unsigned long min(unsigned long a, unsigned long b) { return a < b ? a : b; }
+inline unsigned long max(unsigned long a, unsigned long b) { return a > b ? a : b; }
+inline float min(float a, float b) { return fminf(a, b); }
+inline float max(float a, float b) { return fmaxf(a, b); }
+inline double min(double a, double b) { return fmin(a, b); }
+inline double max(double a, double b) { return fmax(a, b); }
+inline float min(float a, double b) { return fminf(a, (float)b); }
+inline float max(float a, double b) { return fmaxf(a, (float)b); }
+inline float min(double a, float b) { return fminf((float)a, b); }
+inline float max(double a, float b) { return fmaxf((float)a, b); }
+inline float min(int a, float b) { return fminf((float)a, b); }
+inline float max(int a, float b) { return fmaxf((float)a, b); }
+inline float min(float a, int b) { return fminf(a, (float)b); }
+inline float max(float a, int b) { return fmaxf(a, (float)b); }
+using std::isinf;
+using std::isnan;
+using std::isfinite;
+using std::signbit;
+
+#include "cuset_runtime_api.h"
+
+#endif  // CUSET_CUDA_H

@@ -1,0 +1,343 @@
+"""CUDA source -> C++ for the CPU emulator's runtime header (include/cuset_cuda.h).
+
+Only what C++ cannot express is rewritten, found with tree-sitter-cuda; every line keeps its
+number, so g++'s messages point at the user's own lines (a `#line` directive names the file):
+
+    k<T><<<grid, block, smem, stream>>>(a, b)
+        -> cuset::launch(k<T>, ::cuset::KernelInfo{"k<T>", __FILE__, __LINE__, SYNC}, ::cuset::Config(grid, block, smem, stream), a, b)
+    __shared__ float tile[16][17];            (per block, from the block's arena)
+        -> float (&tile)[16][17] = *reinterpret_cast<float (*)[16][17]>(::cuset::shared_static(sizeof(float[16][17]), 16, ID));
+    extern __shared__ float buf[];            (the launch's dynamic buffer, 16-byte aligned)
+        -> float * const buf = reinterpret_cast<float *>(::cuset::shared_dynamic());
+
+SYNC says whether the kernel, or a function it calls (by name, across every file given to
+`analyse`), uses a barrier or warp collective; kernels without run their threads as a plain
+loop instead of fibers. Features the emulator cannot run faithfully (inline PTX, wmma/mma,
+cp.async/TMA, textures/surfaces, kernels launching kernels, grid-wide sync) are returned as
+`Unsupported` records with their line: the caller reports them instead of running the code.
+
+    python -m cuset.evaluate.cpu.translate FILE.cu      # prints the translation
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import zlib
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from cuset.sensitivity.treesitter import parser
+
+SYNC_TOKENS = re.compile(
+    r"\b(__syncthreads\w*|__syncwarp|__shfl\w*_sync|__ballot_sync|__any_sync|__all_sync|__activemask|"
+    r"__reduce_\w+_sync|__match_\w+_sync|this_thread_block|tiled_partition|coalesced_threads)\b"
+)
+UNSUPPORTED = [
+    ("inline PTX (asm)", re.compile(r"\b(asm|__asm__)\s*(volatile\s*|__volatile__\s*)?\(")),
+    ("tensor-core wmma/mma", re.compile(r"\bwmma::|\bnvcuda::|#\s*include\s*<mma\.h>|\bmma\.sync\b|\b__hmma")),
+    ("cp.async / TMA copies", re.compile(r"__pipeline_\w+|cuda::memcpy_async|\bcp\.async|cuda::pipeline|cuTensorMap\w*|CUtensorMap|cuda::barrier")),
+    ("textures and surfaces", re.compile(r"\btex[123]D\w*\b|\btexture\s*<|cudaTextureObject_t|cudaSurfaceObject_t|\bsurf[123]D\w*\b|cudaCreateTextureObject")),
+    ("grid-wide sync (cooperative launch)", re.compile(r"\bthis_grid\s*\(|cudaLaunchCooperativeKernel")),
+]
+
+
+@dataclass
+class Unsupported:
+    """A construct the emulator refuses to run, with its 1-based line in the original file."""
+
+    feature: str
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.feature} ({self.text.strip()[:60]})"
+
+
+@dataclass
+class Translation:
+    text: str
+    kernels: dict[str, bool] = field(default_factory=dict)  # kernel name -> needs fibers
+    unsupported: list[Unsupported] = field(default_factory=list)
+
+
+@dataclass
+class _Function:
+    name: str
+    qualifiers: set[str]
+    body: str
+    calls: set[str]
+
+
+def _parse(source: str):
+    data = source.encode()
+    return data, parser().parse(data)
+
+
+def _walk(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _text(data: bytes, node: Node) -> str:
+    return data[node.start_byte : node.end_byte].decode(errors="replace")
+
+
+def _code_only(data: bytes, root: Node) -> str:
+    """The source with comments and string literals blanked (newlines kept)."""
+    buf = bytearray(data)
+    for n in _walk(root):
+        if n.type in ("comment", "string_literal", "raw_string_literal", "char_literal"):
+            for i in range(n.start_byte, n.end_byte):
+                if buf[i] != 0x0A:
+                    buf[i] = 0x20
+    return buf.decode(errors="replace")
+
+
+def _declarator_name(node: Node | None, data: bytes) -> str | None:
+    while node is not None:
+        if node.type in ("identifier", "field_identifier"):
+            return _text(data, node)
+        if node.type in ("qualified_identifier", "destructor_name", "operator_name"):
+            return _text(data, node).split("::")[-1]
+        node = node.child_by_field_name("declarator") or (node.named_children[0] if node.named_children else None)
+    return None
+
+
+def _functions(data: bytes, root: Node) -> list[_Function]:
+    out = []
+    for n in _walk(root):
+        if n.type != "function_definition":
+            continue
+        body = n.child_by_field_name("body")
+        if body is None:
+            continue
+        name = _declarator_name(n.child_by_field_name("declarator"), data)
+        if not name:
+            continue
+        head = data[n.start_byte : body.start_byte].decode(errors="replace")
+        quals = {q for q in ("__global__", "__device__", "__host__") if q in head}
+        calls = set()
+        for c in _walk(body):
+            if c.type == "call_expression":
+                fn = c.child_by_field_name("function")
+                if fn is not None:
+                    calls.add(_base_name(_text(data, fn)))
+        out.append(_Function(name, quals, _text(data, body), calls))
+    return out
+
+
+def _base_name(expr: str) -> str:
+    expr = re.sub(r"<.*>", "", expr, flags=re.S)
+    return re.split(r"::|\.|->", expr.strip())[-1].strip()
+
+
+@dataclass
+class Analysis:
+    """What translation needs to know about the whole program."""
+
+    defined: set[str]  # functions defined anywhere in the program
+    needs_sync: set[str]  # ... of which use a barrier or warp collective, directly or via calls
+
+
+def analyse(sources: list[str]) -> Analysis:
+    """Find the functions that use a barrier or warp collective, directly or through calls."""
+    funcs: list[_Function] = []
+    for src in sources:
+        data, tree = _parse(src)
+        funcs += _functions(data, tree.root_node)
+    needs = {f.name for f in funcs if SYNC_TOKENS.search(f.body) or re.search(r"\.\s*sync\s*\(", f.body)}
+    changed = True
+    while changed:
+        changed = False
+        for f in funcs:
+            if f.name not in needs and f.calls & needs:
+                needs.add(f.name)
+                changed = True
+    return Analysis({f.name for f in funcs}, needs)
+
+
+def _line_of(data: bytes, byte: int) -> int:
+    return data.count(b"\n", 0, byte) + 1
+
+
+def _enclosing_function(node: Node) -> Node | None:
+    p = node.parent
+    while p is not None and p.type != "function_definition":
+        p = p.parent
+    return p
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+_ALIGN = re.compile(r"__align__\s*\(\s*(\w+)\s*\)|alignas\s*\(\s*(\w+)\s*\)|__attribute__\s*\(\(\s*aligned\s*\(\s*(\w+)\s*\)\s*\)\)")
+_FIRST = re.compile(r"^(?P<type>.*?)(?P<ptr>[\s*&]*)\b(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", re.S)
+_NEXT = re.compile(r"^(?P<ptr>[\s*&]*)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", re.S)
+
+
+def _shared_replacement(decl: str, ident: int, file_scope: bool, path: str, next_line: int) -> str | None:
+    """The C++ that replaces one `__shared__` declaration, or None when it cannot be parsed."""
+    body = decl.strip().rstrip(";")
+    is_extern = re.search(r"\bextern\b", body) is not None
+    m = _ALIGN.search(body)
+    align = next(g for g in m.groups() if g) if m else None
+    body = _ALIGN.sub(" ", body)
+    body = re.sub(r"\b(extern|__shared__|static)\b", " ", body).strip()
+    if "=" in body:
+        return None
+    parts = _split_top(body)
+    first = _FIRST.match(parts[0].strip())
+    if not first or not first.group("type").strip():
+        return None
+    base = first.group("type").strip()
+    decls = [(first.group("ptr"), first.group("name"), first.group("dims"))]
+    for p in parts[1:]:
+        m2 = _NEXT.match(p.strip())
+        if not m2:
+            return None
+        decls.append((m2.group("ptr"), m2.group("name"), m2.group("dims")))
+    out = []
+    for k, (ptr, name, dims) in enumerate(decls):
+        ty = f"{base} {ptr.strip()}".strip()
+        dims = re.sub(r"\s+", "", dims)
+        al = align or f"alignof({ty})"
+        if is_extern:
+            inner = re.sub(r"^\[\]", "", dims)
+            target = f"{ty} (*){inner}" if inner else f"{ty} *"
+            expr = f"reinterpret_cast<{target}>(::cuset::shared_dynamic())"
+            out.append(f"#define {name} ({expr})" if file_scope else f"{target.replace('(*)', '(* const ' + name + ')') if inner else ty + ' * const ' + name} = {expr};")
+            continue
+        sid = (ident * 31 + k) & 0x7FFFFFFF
+        size = f"sizeof({ty}{dims})"
+        target = f"{ty} (*){dims}" if dims else f"{ty} *"
+        expr = f"*reinterpret_cast<{target}>(::cuset::shared_static({size}, {al}, {sid}L))"
+        if file_scope:
+            out.append(f"#define {name} ({expr})")
+        else:
+            ref = f"{ty} (&{name}){dims}" if dims else f"{ty} &{name}"
+            out.append(f"{ref} = {expr};")
+    if file_scope:
+        return "\n".join(out) + f'\n#line {next_line} "{path}"'
+    return " ".join(out)
+
+
+def translate(source: str, path: str = "<source>", first_line: int = 1, program: Analysis | None = None) -> Translation:
+    """Translate one file. `first_line` is the line of `source`'s first line in `path` (for CUDA
+    embedded in a Python string); `program` is `analyse` over every file of the program
+    (default: this file alone). Kernels defined outside the program run as fibers."""
+    data, tree = _parse(source)
+    root = tree.root_node
+    code = _code_only(data, root)
+    program = program if program is not None else analyse([source])
+    result = Translation(text="")
+    esc_path = path.replace("\\", "\\\\").replace('"', '\\"')
+
+    for feature, rx in UNSUPPORTED:
+        for m in rx.finditer(code):
+            line = code.count("\n", 0, m.start()) + first_line
+            result.unsupported.append(Unsupported(feature, line, code.splitlines()[line - first_line]))
+
+    edits: list[tuple[int, int, str]] = []
+    for n in _walk(root):
+        if n.type == "kernel_call_syntax":
+            call = n.parent
+            if call is None or call.type != "call_expression":
+                continue
+            fn = call.child_by_field_name("function")
+            args = call.child_by_field_name("arguments")
+            if fn is None or args is None:
+                continue
+            outer = _enclosing_function(call)
+            if outer is not None:
+                head = data[outer.start_byte : (outer.child_by_field_name("body") or outer).start_byte].decode(errors="replace")
+                if ("__global__" in head or "__device__" in head) and "__host__" not in head:
+                    result.unsupported.append(Unsupported("kernel launched from device code (dynamic parallelism)", _line_of(data, call.start_byte) + first_line - 1, _text(data, call)))
+                    continue
+            name = _text(data, fn)
+            base = _base_name(name)
+            sync = base in program.needs_sync or base not in program.defined
+            result.kernels[name] = sync
+            label = re.sub(r"\s+", " ", name).replace('"', "'")
+            open_tok = n.children[0]
+            close_tok = n.children[-1]
+            edits.append((fn.start_byte, fn.start_byte, "::cuset::launch("))
+            edits.append((open_tok.start_byte, open_tok.end_byte, f', ::cuset::KernelInfo{{"{label}", __FILE__, __LINE__, {"true" if sync else "false"}}}, ::cuset::Config('))
+            edits.append((close_tok.start_byte, close_tok.end_byte, ")"))
+            lpar = args.children[0]
+            empty = args.named_child_count == 0
+            edits.append((lpar.start_byte, lpar.end_byte, "" if empty else ", "))
+        elif n.type == "__shared__" or (n.type == "identifier" and _text(data, n) == "__shared__"):
+            decl = n.parent
+            while decl is not None and decl.type not in ("declaration", "field_declaration"):
+                decl = decl.parent
+            line = _line_of(data, n.start_byte) + first_line - 1
+            if decl is None or decl.type != "declaration":
+                result.unsupported.append(Unsupported("__shared__ outside a plain declaration", line, code.splitlines()[line - first_line]))
+                continue
+            file_scope = _enclosing_function(decl) is None
+            ident = zlib.crc32(f"{path}:{decl.start_byte}".encode())
+            text = _text(data, decl)
+            end_line = _line_of(data, decl.end_byte) + first_line - 1
+            rep = _shared_replacement(text, ident, file_scope, esc_path, end_line + 1)
+            if rep is None:
+                result.unsupported.append(Unsupported("__shared__ declaration the translator cannot parse", line, text))
+                continue
+            if file_scope:
+                line_start = data.rfind(b"\n", 0, decl.start_byte) + 1
+                if data[line_start : decl.start_byte].strip():
+                    result.unsupported.append(Unsupported("file-scope __shared__ not at the start of a line", line, text))
+                    continue
+            rep += "\n" * max(0, text.count("\n") - rep.count("\n")) if not file_scope else ""
+            edits.append((decl.start_byte, decl.end_byte, rep))
+
+    out = bytearray(data)
+    for start, end, rep in sorted(set(edits), key=lambda e: (e[0], e[1]), reverse=True):
+        out[start:end] = rep.encode()
+    text = out.decode(errors="replace")
+    leftover = _code_only(*_reparse(text))
+    for token, feature in (("<<<", "kernel launch the translator could not rewrite (inside a macro?)"), ("__shared__", "__shared__ the translator could not rewrite (inside a macro?)")):
+        for m in re.finditer(re.escape(token), leftover):
+            if not any(u.feature == feature for u in result.unsupported):
+                result.unsupported.append(Unsupported(feature, 0, leftover[m.start() : m.start() + 60]))
+    result.text = f'#line {first_line} "{esc_path}"\n{text}'
+    return result
+
+
+def _reparse(text: str):
+    data, tree = _parse(text)
+    return data, tree.root_node
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    if len(args) != 1:
+        print("usage: python -m cuset.evaluate.cpu.translate FILE.cu", file=sys.stderr)
+        return 2
+    with open(args[0], encoding="utf-8") as fh:
+        t = translate(fh.read(), args[0])
+    print(t.text)
+    for u in t.unsupported:
+        print(f"unsupported: {u}", file=sys.stderr)
+    return 1 if t.unsupported else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
