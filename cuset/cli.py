@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import Any
 
 from cuset.data import DataError
+from cuset.evaluate.commands import add_evaluate_commands, split_program_args
 from cuset.train.commands import add_training_commands
 
 EXIT_BAD_INPUT = 2
@@ -246,13 +247,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", metavar="NAME", help="save the resolved config under NAME in the workspace")
     p.set_defaults(func=cmd_objective)
     add_training_commands(sub)
+    add_evaluate_commands(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     from cuset.models import ModelError
 
+    argv, program_args = split_program_args(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
+    if program_args:
+        args.program_args = program_args
     try:
         return int(args.func(args))
     except (DataError, ModelError, ValueError) as exc:

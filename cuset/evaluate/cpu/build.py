@@ -33,7 +33,7 @@ CUDA_SUFFIXES = {".cu", ".cuh"}
 HEADER_SUFFIXES = {".h", ".hpp", ".cuh", ".inl"}
 BASE_FLAGS = ["-std=c++20", "-pthread", "-fno-strict-aliasing", "-w"]
 OPT_FLAGS = ["-O2"]
-SANITIZE_FLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-DCUSET_SANITIZE"]
+SANITIZE_FLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-DCUSET_SANITIZE"]
 COMPILE_TIMEOUT_S = 300
 
 # Exit codes of `cuset run-cuda` when the program itself did not run.

@@ -248,12 +248,13 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
     code = _code_only(data, root)
     program = program if program is not None else analyse([source])
     result = Translation(text="")
+    lines = source.splitlines()
     esc_path = path.replace("\\", "\\\\").replace('"', '\\"')
 
     for feature, rx in UNSUPPORTED:
         for m in rx.finditer(code):
             line = code.count("\n", 0, m.start()) + first_line
-            result.unsupported.append(Unsupported(feature, line, code.splitlines()[line - first_line]))
+            result.unsupported.append(Unsupported(feature, line, lines[line - first_line]))
 
     edits: list[tuple[int, int, str]] = []
     for n in _walk(root):
@@ -290,7 +291,7 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
                 decl = decl.parent
             line = _line_of(data, n.start_byte) + first_line - 1
             if decl is None or decl.type != "declaration":
-                result.unsupported.append(Unsupported("__shared__ outside a plain declaration", line, code.splitlines()[line - first_line]))
+                result.unsupported.append(Unsupported("__shared__ outside a plain declaration", line, lines[line - first_line]))
                 continue
             file_scope = _enclosing_function(decl) is None
             ident = zlib.crc32(f"{path}:{decl.start_byte}".encode())
@@ -312,7 +313,7 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
     for start, end, rep in sorted(set(edits), key=lambda e: (e[0], e[1]), reverse=True):
         out[start:end] = rep.encode()
     text = out.decode(errors="replace")
-    leftover = _code_only(*_reparse(text))
+    leftover = _code_only(*_reparse(text)) if not result.unsupported else ""
     for token, feature in (("<<<", "kernel launch the translator could not rewrite (inside a macro?)"), ("__shared__", "__shared__ the translator could not rewrite (inside a macro?)")):
         for m in re.finditer(re.escape(token), leftover):
             if not any(u.feature == feature for u in result.unsupported):

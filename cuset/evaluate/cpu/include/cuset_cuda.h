@@ -195,6 +195,8 @@ struct Block {
   std::vector<void*> heap_blocks;  // sanitizer mode: one malloc per shared array
   Thread* threads = nullptr;
   ucontext_t sched;
+  const void* sched_bottom = nullptr;  // AddressSanitizer: the scheduler's stack
+  size_t sched_size = 0;
   int barrier_pred_sum = 0;
   unsigned phase = 0;
 };
@@ -416,6 +418,9 @@ inline void install_handlers() {
 }
 
 inline void ensure_altstack() {
+#ifdef CUSET_ASAN
+  return;  // AddressSanitizer keeps its own alternate signal stack
+#endif
   static thread_local bool done = false;
   if (done) return;
   done = true;
@@ -477,11 +482,14 @@ inline Worker& worker() {
 
 inline void fiber_main() {
   Block* b = cur_block;
+#ifdef CUSET_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &b->sched_bottom, &b->sched_size);
+#endif
   b->body(b->payload);
   Thread* t = cur_thread;
   t->state = State::Done;
 #ifdef CUSET_ASAN
-  __sanitizer_start_switch_fiber(nullptr, nullptr, 0);
+  __sanitizer_start_switch_fiber(nullptr, b->sched_bottom, b->sched_size);
 #endif
   setcontext(&b->sched);
 }
@@ -505,9 +513,9 @@ inline void yield_to_scheduler() {
   if (!b->fibers)
     fault("internal: " + where() + " reached a barrier or warp collective in a kernel analysed as free of them; rerun with CUSET_FIBERS=always");
 #ifdef CUSET_ASAN
-  __sanitizer_start_switch_fiber(&t->fake_stack, nullptr, 0);
+  __sanitizer_start_switch_fiber(&t->fake_stack, b->sched_bottom, b->sched_size);
   swapcontext(&t->ctx, &b->sched);
-  __sanitizer_finish_switch_fiber(t->fake_stack, nullptr, nullptr);
+  __sanitizer_finish_switch_fiber(t->fake_stack, &b->sched_bottom, &b->sched_size);
 #else
   swapcontext(&t->ctx, &b->sched);
 #endif
