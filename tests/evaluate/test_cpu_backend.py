@@ -176,7 +176,7 @@ def test_translation_keeps_every_line_and_rewrites_launches_and_shared():
     assert t.kernels == {"uses_helper": True, "elementwise": False}  # a call to a syncing helper needs fibers
     assert not t.unsupported
     # the multi-line launch stays on its lines: `elementwise` still starts on line 13 of the source
-    idx = next(i for i, ln in enumerate(body) if "::cuset::launch(elementwise" in ln)
+    idx = next(i for i, ln in enumerate(body) if "::cuset::launch<elementwise>" in ln)
     assert body[idx + 1].strip().startswith("4, 256, 0)")
 
 

@@ -4,7 +4,8 @@ Only what C++ cannot express is rewritten, found with tree-sitter-cuda; every li
 number, so g++'s messages point at the user's own lines (a `#line` directive names the file):
 
     k<T><<<grid, block, smem, stream>>>(a, b)
-        -> cuset::launch(k<T>, ::cuset::KernelInfo{"k<T>", __FILE__, __LINE__, SYNC}, ::cuset::Config(grid, block, smem, stream), a, b)
+        -> ::cuset::launch<k<T>>(::cuset::KernelInfo{"k<T>", __FILE__, __LINE__, SYNC}, ::cuset::Config(grid, block, smem, stream), a, b)
+       (a kernel reached through a function pointer is passed as an ordinary argument instead)
     __shared__ float tile[16][17];            (per block, from the block's arena)
         -> float (&tile)[16][17] = *reinterpret_cast<float (*)[16][17]>(::cuset::shared_static(sizeof(float[16][17]), 16, ID));
     extern __shared__ float buf[];            (the launch's dynamic buffer, 16-byte aligned)
@@ -279,8 +280,14 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
             label = re.sub(r"\s+", " ", name).replace('"', "'")
             open_tok = n.children[0]
             close_tok = n.children[-1]
-            edits.append((fn.start_byte, fn.start_byte, "::cuset::launch("))
-            edits.append((open_tok.start_byte, open_tok.end_byte, f', ::cuset::KernelInfo{{"{label}", __FILE__, __LINE__, {"true" if sync else "false"}}}, ::cuset::Config('))
+            info = f'::cuset::KernelInfo{{"{label}", __FILE__, __LINE__, {"true" if sync else "false"}}}, ::cuset::Config('
+            if base in program.defined and fn.type in ("identifier", "template_function", "qualified_identifier"):
+                # a named kernel: a template argument, so the block loop can inline it
+                edits.append((fn.start_byte, fn.start_byte, "::cuset::launch<"))
+                edits.append((open_tok.start_byte, open_tok.end_byte, ">(" + info))
+            else:
+                edits.append((fn.start_byte, fn.start_byte, "::cuset::launch("))
+                edits.append((open_tok.start_byte, open_tok.end_byte, ", " + info))
             edits.append((close_tok.start_byte, close_tok.end_byte, ")"))
             lpar = args.children[0]
             empty = args.named_child_count == 0

@@ -1,0 +1,2 @@
+// ATen/cuda/Exceptions.h for the CuSeT CPU emulator: see ATen/cuda/CUDAContext.h.
+#include <ATen/cuda/CUDAContext.h>
