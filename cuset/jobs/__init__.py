@@ -1,6 +1,7 @@
 """Background jobs: fine-tunes as separate OS processes, tracked in the workspace's SQLite.
 
     cuset train --method cuset --detach      # submit; prints the job id
+    cuset train --detach --ray http://127.0.0.1:8265   # run it on that Ray cluster instead
     cuset jobs list                          # id, method, status, step/total, ETA, pid, heartbeat
     cuset jobs logs 3 --follow               # the job's log.txt
     cuset jobs cancel 3                      # ends the job's whole process group
@@ -9,17 +10,20 @@
     from cuset import jobs
     jobs.reconcile()                         # on app/CLI start: mark lost jobs, start queued ones
     job = jobs.submit(TrainConfig.from_preset("cpu", method="cuset"))
+    job = jobs.submit(config, ray_address="http://127.0.0.1:8265")   # or $CUSET_RAY_ADDRESS
     jobs.list_jobs(); jobs.get(job.id).progress; jobs.read_job_metrics(job.id); jobs.read_log(job.id)
     jobs.cancel(job.id); jobs.resume(job.id)
 
 Each job has a folder workspace/jobs/<id>/ with config.yaml (the resolved TrainConfig),
 job.json, log.txt, metrics.jsonl (one JSON line per optimizer step), checkpoints/ and, once
 done, final/ and result.json. `store` holds the table and the Job record, `runner` the
-processes and the queue, `reporter` the job process's side (progress and heartbeats).
+processes and the queue, `ray_jobs` submission to a Ray cluster (which must see this workspace
+at the same path), `reporter` the job process's side (progress and heartbeats).
 """
 
 from __future__ import annotations
 
+from cuset.jobs.ray_jobs import RayUnavailable
 from cuset.jobs.reporter import JobReporter
 from cuset.jobs.runner import (
     cancel,
@@ -53,6 +57,7 @@ __all__ = [
     "JobError",
     "JobReporter",
     "JobStore",
+    "RayUnavailable",
     "cancel",
     "get",
     "job_folder",

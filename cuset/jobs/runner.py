@@ -1,4 +1,4 @@
-"""Starting, watching, cancelling and resuming job processes on this machine.
+"""Starting, watching, cancelling and resuming job processes on this machine or on a Ray cluster.
 
 A job is `python -m cuset.train.run JOB_DIR` (or `torchrun --nproc_per_node N -m ...` when
 its config asks for several processes), started in its own session so that the job and all
@@ -11,6 +11,11 @@ already uses every core of a small machine); `schedule()` starts queued jobs int
 It runs when a job is submitted, cancelled or resumed, when a job process finishes, and in
 `reconcile()`, which the CLI and the app call on start: it also marks `lost` every job whose
 process is gone without a final status.
+
+A job submitted with a Ray address runs the same entry point on that cluster instead
+(`cuset.jobs.ray_jobs`): it takes no local slot (`schedule()` hands every queued Ray job to its
+cluster), `cancel()` calls Ray's stop_job, `reconcile()` asks Ray whether it still runs (and
+leaves it alone while the cluster cannot be reached), and `read_log()` fetches Ray's log.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
+from cuset.jobs import ray_jobs
 from cuset.jobs.store import (
     ACTIVE,
     CANCELLED,
@@ -68,20 +75,24 @@ def job_command(kind: str, folder: Path, nproc: int) -> list[str]:
     return [sys.executable, "-m", module, str(folder)]
 
 
+def job_env() -> dict[str, str]:
+    """What every job process gets on top of its environment: this workspace, unbuffered
+    output, no progress bars in logs."""
+    return {
+        "CUSET_WORKSPACE": str(workspace_dir().resolve()),
+        "PYTHONUNBUFFERED": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    }
+
+
 def launch(job: Job, nproc: int = 1) -> int:
     """Start the job's process in a new session; returns its pid (= its process group id).
 
     OpenMP threads wait passively (unless set otherwise): spinning threads of a job that
     shares its cores with other work made a training step 2-4x slower on a busy 2-core box."""
     folder = job.folder.resolve()
-    env = {
-        "OMP_WAIT_POLICY": "PASSIVE",
-        **os.environ,
-        "CUSET_WORKSPACE": str(workspace_dir()),
-        "PYTHONUNBUFFERED": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-    }
+    env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, **job_env()}
     with (folder / "log.txt").open("ab") as log:
         proc = subprocess.Popen(
             job_command(job.kind, folder, nproc),
@@ -191,7 +202,8 @@ def _job_nproc(job: Job) -> int:
 
 
 def schedule(store: JobStore | None = None) -> list[int]:
-    """Start queued jobs while slots are free; returns the ids started."""
+    """Start queued local jobs while slots are free and hand queued Ray jobs to their
+    clusters; returns the ids started or submitted."""
     store = store or JobStore()
     limit = max_running()
     started = []
@@ -203,20 +215,80 @@ def schedule(store: JobStore | None = None) -> list[int]:
             continue
         store.update(job.id, pid=pid)
         started.append(job.id)
+    for job in reversed(store.list((QUEUED,), limit=10_000, on_ray=True)):
+        if submit_to_ray(job, store):
+            started.append(job.id)
     return started
+
+
+def submit_to_ray(job: Job, store: JobStore) -> bool:
+    """Claim a queued Ray job (compare-and-set: two schedulers never submit it twice; its
+    submission id is in the store before Ray sees it) and submit it. A cluster out of reach
+    puts it back in the queue; one that refuses it fails it. True when Ray accepted it."""
+    submission_id = f"cuset-{job.id}-{job.attempts}-{uuid.uuid4().hex[:8]}"
+    now = time.time()
+    claimed = store.transition(
+        job.id, (QUEUED,), STARTING, ray_job_id=submission_id, pid=None, started=now, last_heartbeat=now,
+        phase=f"submitting to Ray at {job.ray_address}",
+    )
+    if not claimed:
+        return False
+    argv = job_command(job.kind, job.folder.resolve(), _job_nproc(job))[1:]
+    try:
+        ray_jobs.submit(store.get(job.id), submission_id, argv, job_env())
+    except ray_jobs.RayUnavailable as exc:
+        store.transition(job.id, (STARTING,), QUEUED, ray_job_id=job.ray_job_id, started=None, last_heartbeat=None, phase=f"waiting for Ray: {exc}"[:200])
+        return False
+    except JobError as exc:
+        store.transition(job.id, (STARTING,), FAILED, finished=time.time(), error=str(exc)[:2000])
+        return False
+    store.transition(job.id, (STARTING,), STARTING, phase=f"submitted to Ray as {submission_id}")
+    return True
 
 
 def _heartbeat_text(when: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when)) if when else "never"
 
 
+def _ray_job_ended(job: Job, store: JobStore, now: float) -> bool:
+    """Settle an active Ray job that Ray says has ended (or never had) without a final status
+    in the store: `cancelled` when it was being cancelled, else `lost`. Returns whether it was
+    marked lost. A cluster out of reach settles nothing: the job may well still run."""
+    try:
+        state = ray_jobs.status(job)
+    except ray_jobs.RayUnavailable:
+        return False
+    if state is None:
+        if now - (job.started or job.created) < START_GRACE_S:
+            return False  # the submitter may not have reached Ray yet
+        error = f"the Ray cluster at {job.ray_address} has no job {job.ray_job_id} (never submitted, or the cluster was restarted)"
+    elif not state.is_terminal:
+        return False
+    elif job.status == CANCELLING:
+        store.transition(job.id, (CANCELLING,), CANCELLED, finished=now)
+        return False
+    else:
+        error = (
+            f"the Ray job {job.ray_job_id} at {job.ray_address} ended {state.status} without a final status "
+            f"({state.message or 'no message'}); last heartbeat {_heartbeat_text(job.last_heartbeat)}; see `cuset jobs logs {job.id}`"
+        )
+        if job.status == STARTING:
+            error += f"; the job process never reported: the Ray node must see the workspace {workspace_dir().resolve()} at the same path"
+    return store.transition(job.id, (job.status,), LOST, finished=now, error=error[:2000])
+
+
 def reconcile(store: JobStore | None = None) -> list[int]:
     """Mark jobs whose process is gone without a final status as `lost` (a job being
-    cancelled becomes `cancelled`), then start queued jobs; returns the ids marked lost."""
+    cancelled becomes `cancelled`), then start queued jobs; returns the ids marked lost.
+    Ray jobs are checked with their cluster (`_ray_job_ended`)."""
     store = store or JobStore()
     lost = []
     now = time.time()
     for job in store.list(ACTIVE, limit=10_000):
+        if job.on_ray:
+            if _ray_job_ended(job, store, now):
+                lost.append(job.id)
+            continue
         if job.pid is None:
             if now - (job.started or job.created) < START_GRACE_S:
                 continue
@@ -235,12 +307,21 @@ def reconcile(store: JobStore | None = None) -> list[int]:
 # --- requests -------------------------------------------------------------------------------
 
 
-def submit(config: Any, start: bool = True, store: JobStore | None = None) -> Job:
+def submit(config: Any, start: bool = True, store: JobStore | None = None, ray_address: str | None = None) -> Job:
     """Queue a fine-tune of `config` (a TrainConfig) as a job: the resolved config goes to
-    workspace/jobs/<id>/config.yaml; the job starts now when a slot is free."""
+    workspace/jobs/<id>/config.yaml; the job starts now when a slot is free.
+
+    `ray_address` (default `$CUSET_RAY_ADDRESS`; '' = this machine) is a Ray cluster's job
+    server, e.g. http://127.0.0.1:8265: the job is submitted there instead (see
+    cuset.jobs.ray_jobs for the shared-workspace assumption). RayUnavailable, before any job
+    exists, when Ray is not installed or the cluster cannot be reached."""
     store = store or JobStore()
+    address = os.environ.get("CUSET_RAY_ADDRESS", "") if ray_address is None else ray_address
+    if address:
+        address = ray_jobs.normalize_address(address)
+        ray_jobs.client(address)
     config = config.resolved()
-    job_id = store.create("train", config.method, config.preset, config.model)
+    job_id = store.create("train", config.method, config.preset, config.model, ray_address=address)
     folder = job_folder(job_id)
     folder.mkdir(parents=True, exist_ok=True)
     config.save(folder / "config.yaml")
@@ -252,16 +333,26 @@ def submit(config: Any, start: bool = True, store: JobStore | None = None) -> Jo
 
 def cancel(job_id: int, grace: float = 10.0, store: JobStore | None = None) -> Job:
     """Cancel a queued or running job: its whole process group ends, its status becomes
-    `cancelled`. Raises JobError for a job that already ended."""
+    `cancelled`. Raises JobError for a job that already ended. A Ray job is stopped through
+    Ray (its cluster's $RAY_JOB_STOP_WAIT_TIME_S, not `grace`, sets when SIGKILL follows);
+    while its cluster cannot be reached, RayUnavailable and nothing changes."""
     store = store or JobStore()
     job = store.get(job_id)
     if job.status == QUEUED and store.transition(job.id, (QUEUED,), CANCELLED, finished=time.time(), phase="cancelled before it started"):
         return store.get(job.id)
     if job.status not in ACTIVE:
         raise JobError(f"Job {job.id} is {job.status}: only queued or running jobs can be cancelled.")
+    if job.on_ray:
+        ray_jobs.client(job.ray_address)
     store.transition(job.id, ACTIVE, CANCELLING, phase="cancelling")
     job = store.get(job.id)
-    if job.pid is not None and not stop_group(job.pid, grace):
+    if job.on_ray:
+        if not ray_jobs.stop(job, timeout=grace + 30.0):
+            raise JobError(
+                f"Job {job.id}: Ray still runs {job.ray_job_id} after stop_job; "
+                f"check `ray job status {job.ray_job_id} --address {job.ray_address}`."
+            )
+    elif job.pid is not None and not stop_group(job.pid, grace):
         raise JobError(f"Job {job.id}: processes of group {job.pid} survived SIGKILL ({group_members(job.pid)}); check `ps -g {job.pid}`.")
     store.transition(job.id, (CANCELLING,), CANCELLED, finished=time.time(), phase="cancelled", eta_s=None)
     schedule(store)
@@ -288,12 +379,24 @@ def resume(job_id: int, store: JobStore | None = None) -> Job:
     return store.get(job.id)
 
 
-def read_log(job_id: int, tail_lines: int = 200) -> str:
-    """The last `tail_lines` lines of the job's log.txt ('' before the job starts)."""
+def read_log(job_id: int, tail_lines: int = 200, store: JobStore | None = None) -> str:
+    """The last `tail_lines` lines of the job's log.txt, or for a Ray job of the log Ray keeps
+    ('' before the job starts; a line saying why when its cluster cannot be reached)."""
     path = job_folder(int(job_id)) / "log.txt"
-    if not path.is_file():
-        return ""
-    lines = path.read_bytes().decode(errors="replace").splitlines()
+    if path.is_file():
+        text = path.read_bytes().decode(errors="replace")
+    else:
+        try:
+            job = (store or JobStore()).get(job_id)
+        except JobError:
+            return ""
+        if not (job.on_ray and job.ray_job_id):
+            return ""
+        try:
+            text = ray_jobs.logs(job)
+        except ray_jobs.RayUnavailable as exc:
+            return f"(job {job.id} runs on Ray; its log is there: {exc})"
+    lines = text.splitlines()
     return "\n".join(lines[-tail_lines:] if tail_lines > 0 else lines)
 
 

@@ -8,6 +8,9 @@ turned into `lost` or `cancelled` by a slower reader.
     queued -> starting -> running -> completed | failed
                                   -> cancelling -> cancelled
     (starting | running) with its process gone -> lost;  lost | failed | cancelled -> queued (resume)
+
+A job with a `ray_address` runs on that Ray cluster (`cuset.jobs.ray_jobs`); `ray_job_id` is
+its Ray submission id. Such jobs take no local slot: `claim_next` counts and starts local jobs only.
 """
 
 from __future__ import annotations
@@ -50,6 +53,14 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status);
 """
 
+# Columns added after the first release of the table, in order: every database, new or old,
+# gets the ones it lacks when it is first opened (old rows read the default).
+ADDED_COLUMNS = (
+    ("ray_address", "TEXT NOT NULL DEFAULT ''"),
+    ("ray_job_id", "TEXT NOT NULL DEFAULT ''"),
+)
+LOCAL = "ray_address = ''"
+
 
 class JobError(ValueError):
     """A job request that cannot be done (unknown id, wrong status); the message says why."""
@@ -86,6 +97,8 @@ class Job:
     finished: float | None
     last_heartbeat: float | None
     result: dict[str, Any] = field(default_factory=dict)
+    ray_address: str = ""
+    ray_job_id: str = ""
 
     @property
     def folder(self) -> Path:
@@ -99,6 +112,11 @@ class Job:
     @property
     def is_final(self) -> bool:
         return self.status in FINAL
+
+    @property
+    def on_ray(self) -> bool:
+        """Submitted to a Ray cluster (`ray_address`) instead of run as a local process."""
+        return bool(self.ray_address)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "progress": self.progress, "folder": str(self.folder)}
@@ -121,7 +139,24 @@ class JobStore:
         if self.store.path not in _READY:  # the table is created once per process and database
             with self.store.connect() as db:
                 db.executescript(SCHEMA)
+            self._add_columns()
             _READY.add(self.store.path)
+
+    def _columns(self, db: Any) -> set[str]:
+        return {row["name"] for row in db.execute("PRAGMA table_info(jobs)")}
+
+    def _add_columns(self) -> None:
+        """ALTER TABLE for each of ADDED_COLUMNS the table lacks (under BEGIN IMMEDIATE: two
+        processes opening an old database at once do not both add a column)."""
+        with self.connect() as db:
+            if {name for name, _ in ADDED_COLUMNS} <= self._columns(db):
+                return
+        with self.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            have = self._columns(db)
+            for name, declaration in ADDED_COLUMNS:
+                if name not in have:
+                    db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {declaration}")
 
     @property
     def path(self) -> Path:
@@ -130,11 +165,11 @@ class JobStore:
     def connect(self) -> Any:
         return self.store.connect()
 
-    def create(self, kind: str, method: str, preset: str, model: str) -> int:
+    def create(self, kind: str, method: str, preset: str, model: str, ray_address: str = "") -> int:
         with self.connect() as db:
             cur = db.execute(
-                "INSERT INTO jobs (kind, method, preset, model, status, phase, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (kind, method, preset, model, QUEUED, "queued", time.time()),
+                "INSERT INTO jobs (kind, method, preset, model, status, phase, created, ray_address) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (kind, method, preset, model, QUEUED, "queued", time.time(), ray_address),
             )
             return int(cur.lastrowid or 0)
 
@@ -147,12 +182,17 @@ class JobStore:
             raise JobError(f"No job {job_id}; recent jobs: {', '.join(recent) or 'none'} (see `cuset jobs list`).")
         return Job.from_row(row)
 
-    def list(self, statuses: tuple[str, ...] = (), limit: int = 100) -> list[Job]:
-        """Newest first; only `statuses` when given."""
-        query, params = "SELECT * FROM jobs", []
+    def list(self, statuses: tuple[str, ...] = (), limit: int = 100, on_ray: bool | None = None) -> list[Job]:
+        """Newest first; only `statuses` when given; only Ray (True) or local (False) jobs when
+        `on_ray` is given."""
+        query, params, where = "SELECT * FROM jobs", [], []
         if statuses:
-            query += f" WHERE status IN ({', '.join('?' for _ in statuses)})"
+            where.append(f"status IN ({', '.join('?' for _ in statuses)})")
             params += list(statuses)
+        if on_ray is not None:
+            where.append(f"NOT ({LOCAL})" if on_ray else LOCAL)
+        if where:
+            query += " WHERE " + " AND ".join(where)
         query += " ORDER BY id DESC LIMIT ?"
         with self.connect() as db:
             rows = db.execute(query, (*params, int(limit))).fetchall()
@@ -181,15 +221,16 @@ class JobStore:
             return cur.rowcount == 1
 
     def claim_next(self, limit: int) -> Job | None:
-        """Atomically move the oldest queued job to `starting` when fewer than `limit` jobs
-        are active (BEGIN IMMEDIATE: two schedulers never start the same job or overshoot)."""
+        """Atomically move the oldest queued local job to `starting` when fewer than `limit`
+        local jobs are active (BEGIN IMMEDIATE: two schedulers never start the same job or
+        overshoot). Ray jobs are neither counted nor claimed here."""
         with self.connect() as db:
             db.execute("BEGIN IMMEDIATE")
             marks = ", ".join("?" for _ in ACTIVE)
-            active = db.execute(f"SELECT COUNT(*) FROM jobs WHERE status IN ({marks})", ACTIVE).fetchone()[0]
+            active = db.execute(f"SELECT COUNT(*) FROM jobs WHERE status IN ({marks}) AND {LOCAL}", ACTIVE).fetchone()[0]
             if active >= limit:
                 return None
-            row = db.execute("SELECT * FROM jobs WHERE status = ? ORDER BY id LIMIT 1", (QUEUED,)).fetchone()
+            row = db.execute(f"SELECT * FROM jobs WHERE status = ? AND {LOCAL} ORDER BY id LIMIT 1", (QUEUED,)).fetchone()
             if row is None:
                 return None
             now = time.time()

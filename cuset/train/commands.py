@@ -4,6 +4,7 @@
     cuset train --method sft --preset tiny --detach      # print the job id and return
     cuset train --method cuset --config q30 --max-steps 50 --model ./my-model
     cuset train --preset cpu --dry-run                   # print the resolved config, start nothing
+    cuset train --preset tiny --ray http://127.0.0.1:8265   # run on a Ray cluster (default $CUSET_RAY_ADDRESS)
     cuset jobs list [--json]                             # id, method, status, step/total, ETA, pid, heartbeat
     cuset jobs show 3 [--json]                           # one job: config, progress, last metrics, result
     cuset jobs logs 3 [--follow] [--tail 50]
@@ -50,6 +51,11 @@ def _add_train(sub: Any) -> None:
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=helps[name])
     p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None, help=helps["bf16"])
     p.add_argument("--report-to", dest="report_to", help="comma-separated: " + helps["report_to"])
+    p.add_argument(
+        "--ray", metavar="ADDRESS", default=None,
+        help="submit the job to this Ray cluster's job server (http://HOST:8265) instead of running it here; "
+        "default $CUSET_RAY_ADDRESS, '' = here. The cluster must see this workspace at the same path.",
+    )
     p.add_argument("--detach", action="store_true", help="print the job id and return instead of following the job")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and start nothing")
     p.add_argument("--json", action="store_true", help="with --detach: print the job as JSON")
@@ -115,11 +121,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(yaml.safe_dump(config.resolved().to_dict(), sort_keys=False), end="")
         return 0
     jobs.reconcile()
-    job = jobs.submit(config)
+    job = jobs.submit(config, ray_address=args.ray)
     if args.detach:
         print(json.dumps(job.to_dict(), default=float) if args.json else job.id)
         return 0
-    where = "started" if job.status != "queued" else f"queued ({jobs.max_running()} may run at once; see `cuset jobs list`)"
+    if job.on_ray:
+        where = f"submitted to Ray at {job.ray_address} as {job.ray_job_id or '(not yet: ' + job.phase + ')'}"
+    elif job.status != "queued":
+        where = "started"
+    else:
+        where = f"queued ({jobs.max_running()} may run at once; see `cuset jobs list`)"
     print(f"job {job.id} {where}; folder {job.folder}", file=sys.stderr)
     return follow(job.id)
 
@@ -241,6 +252,8 @@ def cmd_jobs_show(args: argparse.Namespace) -> int:
     print(f"job {job.id}: {job.method} ({job.preset}) on {job.model}, {job.status}, attempt {job.attempts}")
     print(f"  progress   {job.step}/{job.total_steps} ({job.progress:.0%}), eta {_eta(job.eta_s)}, phase {job.phase}")
     print(f"  process    pid {job.pid or '-'}, last heartbeat {_ago(job.last_heartbeat)}")
+    if job.on_ray:
+        print(f"  ray        {job.ray_job_id or 'not submitted yet'} at {job.ray_address}")
     print(f"  folder     {job.folder}")
     if job.error:
         print(f"  error      {job.error}")
@@ -256,12 +269,14 @@ def cmd_jobs_logs(args: argparse.Namespace) -> int:
 
     jobs.reconcile()
     job = jobs.get(args.job_id)
+    path = job.folder / "log.txt"
+    if job.on_ray and not path.is_file():
+        return _ray_logs(job, args.tail, args.follow)
     text = jobs.read_log(job.id, args.tail)
     if text:
         print(text)
     if not args.follow:
         return 0
-    path = job.folder / "log.txt"
     position = path.stat().st_size if path.is_file() else 0
     try:
         while True:
@@ -279,6 +294,33 @@ def cmd_jobs_logs(args: argparse.Namespace) -> int:
             job = jobs.get(job.id)
     except KeyboardInterrupt:
         return 0
+
+
+def _ray_logs(job: Any, tail: int, follow: bool) -> int:
+    """A Ray job's log, kept by Ray: the last `tail` lines, then (with `follow`) what Ray adds
+    until the job ends."""
+    from cuset import jobs
+    from cuset.jobs import ray_jobs
+
+    text = ray_jobs.logs(job) if job.ray_job_id else ""
+    lines = text.splitlines()
+    if lines:
+        print("\n".join(lines[-tail:] if tail > 0 else lines))
+    shown, submission = len(text), job.ray_job_id
+    try:
+        while follow and not job.is_final:
+            time.sleep(1.0)
+            jobs.reconcile()
+            job = jobs.get(job.id)
+            if job.ray_job_id != submission:  # resumed: a new submission, a new log
+                shown, submission = 0, job.ray_job_id
+            text = ray_jobs.logs(job) if job.ray_job_id else ""
+            sys.stdout.write(text[shown:])
+            sys.stdout.flush()
+            shown = len(text)
+    except KeyboardInterrupt:
+        pass
+    return 0
 
 
 def cmd_jobs_cancel(args: argparse.Namespace) -> int:

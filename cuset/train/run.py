@@ -7,8 +7,9 @@
 JOB_DIR needs a config.yaml (a TrainConfig; `cuset train --detach` writes one, or save one
 with `TrainConfig.save`). When JOB_DIR/job.json exists (a job submitted through cuset.jobs),
 rank 0 reports status, progress and heartbeats to the workspace store, writes the final status
-and then starts the next queued job. A run resumes from the last complete checkpoint in the
-folder. Exit status: 0 done, 1 failed, 3 the job was not queued (e.g. cancelled before it started).
+and then starts the next queued job (not on a Ray cluster: see cuset.jobs.ray_jobs). A run
+resumes from the last complete checkpoint in the folder. Exit status: 0 done, 1 failed, 3 the
+job was not queued (e.g. cancelled before it started).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def run_job(folder: Path) -> int:
     if reporter is not None:
         reporter.finish("completed", result)
         log(f"done: loss {result.get('final_loss')}, {result.get('steps')} steps in {result.get('total_s')} s")
-        schedule(reporter.store)
+        if not reporter.store.get(reporter.job_id).on_ray:  # a Ray job frees no local slot, and its node may be another machine
+            schedule(reporter.store)
     return 0
 
 

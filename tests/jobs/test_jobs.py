@@ -1,62 +1,23 @@
 """Background jobs on the tiny preset: lost after SIGKILL and resumed from a checkpoint, the
-queue, cancelling a multi-process job, and the store under concurrent writers and readers."""
+queue, cancelling a multi-process job, the store under concurrent writers and readers, and a
+database from before the Ray columns."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cuset import jobs
-from cuset.jobs.runner import group_members, stop_group
-from cuset.train import TrainConfig
+from cuset.jobs.runner import group_members
+from tests.jobs.conftest import processes_naming, tiny, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def workspace(tmp_path, monkeypatch):
-    """A workspace of the test's own (so other tests' jobs never share the queue); any job
-    still running at the end is stopped."""
-    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
-    yield tmp_path / "ws"
-    for job in jobs.JobStore().list(jobs.ACTIVE):
-        if job.pid:
-            stop_group(job.pid, grace=2)
-
-
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.1)
-
-
-def tiny(method: str = "sft", **values) -> TrainConfig:
-    return TrainConfig.from_preset("tiny", method=method, **values)
-
-
-def processes_naming(folder: Path) -> list[int]:
-    """Live processes whose command line names `folder` (independent of process groups)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if str(folder) in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def test_a_killed_job_is_lost_then_resumes_from_its_checkpoint(workspace):
@@ -144,3 +105,31 @@ def test_two_jobs_and_three_readers_share_the_store_without_locking_errors(works
         done = jobs.get(job_id)
         assert done.status == "completed", jobs.read_log(job_id)
         assert "locked" not in jobs.read_log(job_id, 0)
+
+
+OLD_JOBS_TABLE = """
+CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, method TEXT NOT NULL DEFAULT '',
+    preset TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,
+    phase TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, total_steps INTEGER NOT NULL DEFAULT 0,
+    eta_s REAL, pid INTEGER, attempts INTEGER NOT NULL DEFAULT 1, error TEXT NOT NULL DEFAULT '',
+    result TEXT NOT NULL DEFAULT '{}', created REAL NOT NULL, started REAL, finished REAL, last_heartbeat REAL
+);
+INSERT INTO jobs (kind, method, preset, model, status, step, total_steps, result, created, finished)
+VALUES ('train', 'sft', 'tiny', 'tiny', 'completed', 4, 4, '{"final_loss": 9.5}', 1.0, 2.0);
+"""
+
+
+def test_a_database_from_before_the_ray_columns_gains_them_and_keeps_its_jobs(tmp_path):
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_JOBS_TABLE)
+    store = jobs.JobStore(path)
+    old = store.get(1)
+    assert (old.status, old.result, old.ray_address, old.ray_job_id, old.on_ray) == ("completed", {"final_loss": 9.5}, "", "", False)
+    new_id = store.create("train", "cuset", "tiny", "tiny", ray_address="http://127.0.0.1:8265")
+    assert store.get(new_id).on_ray
+    assert [j.id for j in store.list(on_ray=False)] == [1] and [j.id for j in store.list(on_ray=True)] == [new_id]
+    with sqlite3.connect(path) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(jobs)")]
+    assert columns[-2:] == ["ray_address", "ray_job_id"]
