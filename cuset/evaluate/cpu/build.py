@@ -75,9 +75,22 @@ def compiler() -> str:
 
 
 def cache_dir() -> Path:
+    """Where builds are cached: $CUSET_BUILD_CACHE, else the workspace's cache/cpu-build."""
+    if os.environ.get("CUSET_BUILD_CACHE"):
+        return Path(os.environ["CUSET_BUILD_CACHE"])
     from cuset.workspace import workspace_dir
 
     return workspace_dir() / "cache" / "cpu-build"
+
+
+def _cached(digest: str, name: str) -> Path | None:
+    """A cached build: in cache_dir(), or in a read-only cache named by $CUSET_BUILD_CACHE_RO
+    (a sandboxed candidate reads the shared cache but writes only into its own folder)."""
+    dirs = [cache_dir()] + [Path(p) for p in os.environ.get("CUSET_BUILD_CACHE_RO", "").split(os.pathsep) if p]
+    for d in dirs:
+        if (d / digest / name).exists():
+            return d / digest / name
+    return None
 
 
 @dataclass
@@ -186,9 +199,10 @@ def build_program(
         key.update(" ".join(flags + [gxx, _header_hash()]).encode())
         digest = key.hexdigest()[:24]
         name = "lib.so" if shared else "prog"
+        hit = _cached(digest, name)
+        if hit is not None:
+            return _deliver(Build("built", binary=hit, cached=True, kernels=kernels), output)
         cached = cache_dir() / digest / name
-        if cached.exists():
-            return _deliver(Build("built", binary=cached, cached=True, kernels=kernels), output)
         units = [mirrors[Path(s).resolve()] for s in sources if Path(s).suffix not in HEADER_SUFFIXES]
         out = Path(tmp) / name
         cmd = [gxx, *flags, *incs, "-include", "cuset_cuda.h", "-x", "c++", *map(str, units), "-x", "none", "-o", str(out)]
