@@ -5,7 +5,8 @@ ScoreConfig), so the TokenTable's tokens of sample i are its response positions 
 Per position the example carries what the loss needs:
 
     input_ids  [L] int64    prompt + response token ids (cut at max_length)
-    target     [L] bool     trained-on positions: response tokens after position 0
+    target     [L] bool     trained-on positions: response tokens after position 0, and the
+                            token that ends the turn (e.g. <|im_end|>) so the model learns to stop
     protected  [L] bool     the objective's protected set (region extents, or sensitive tokens)
     keep       [L] float32  the static mask from the base-model scores (1 = trained on)
     sensitive  [L] bool     CUDA-sensitive token (for the sensitive-vs-other NLL figures)
@@ -98,6 +99,10 @@ def align_examples(ids: Sequence[str], rendered: Sequence[RenderedSample], table
         protected[cols] = result.protected[begin:end]
         keep = np.zeros(length, dtype=np.float32)
         keep[cols] = result.mask[begin:end]
+        stop = int(cols[-1]) + 1
+        if stop < length:  # the template's end-of-turn token: trained always, so the model learns to stop
+            target[stop] = True
+            keep[stop] = 1.0
         sensitive = np.zeros(length, dtype=bool)
         sensitive[cols] = table.sensitive[begin:end]
         examples.append(

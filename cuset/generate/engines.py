@@ -1,0 +1,277 @@
+"""Generation engines: transformers (always there) and vLLM (when installed, on a GPU).
+
+Both take `Request`s (prompt token ids and a per-sample seed) and return `Completion`s in the
+same order. Each sample is drawn from its own seeded RNG, so a sample's reply depends on
+(model, prompt, seed, sampling settings) only: not on the batch size or on which other
+prompts share its batch.
+
+transformers: prompts are left-padded (decoder-only models continue from the last position)
+and sorted by length so a batch pads little; `model.generate` runs greedy decoding, and for
+temperature > 0 the `RowSampler` logits processor draws each row's token with that row's own
+`torch.Generator` and hands generate a distribution concentrated on it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cuset.generate.config import GenerateConfig
+from cuset.generate.source import ModelSource, load_model, pick_device, resolve_source
+
+STOP_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<|end|>")
+
+
+class EngineError(RuntimeError):
+    """An engine cannot run here (e.g. vLLM is not installed); the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One reply to draw: the rendered prompt's token ids and the sample's seed."""
+
+    prompt_ids: list[int]
+    seed: int
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The reply's token ids (up to and including a stop token), its text (special tokens
+    removed), "eos" or "length", and its share of the batch's wall time in seconds."""
+
+    token_ids: list[int]
+    text: str
+    finish_reason: str
+    seconds: float
+
+
+class Engine(Protocol):
+    name: str
+    tokenizer: Any
+    source: ModelSource | None
+
+    def context_length(self) -> int | None: ...
+
+    def run(self, requests: Sequence[Request], config: GenerateConfig, progress: Callable[[int, int], None] | None = None) -> list[Completion]: ...
+
+
+def nucleus(logits: Any, temperature: float, top_p: float) -> tuple[Any, Any]:
+    """The nucleus of each row, most likely first: (probs [B, k], token ids [B, k]) with the
+    probabilities of softmax(logits / temperature) renormalised over the smallest set of
+    tokens whose probability reaches `top_p` (the top token always; zeros pad rows whose
+    nucleus is smaller than k). top_p = 1 keeps every token."""
+    import torch
+
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    if top_p >= 1.0:
+        ids = torch.arange(probs.shape[-1], device=probs.device).expand_as(probs)
+        return probs, ids
+    # The nucleus of a trained model is usually a few tokens: rank only the top k, widening k
+    # until those hold top_p of every row (a full sort of 50k entries costs ~10x more).
+    vocab, k = probs.shape[-1], min(64, probs.shape[-1])
+    while True:
+        top, ids = probs.topk(k, dim=-1)
+        if k == vocab or bool((top.sum(dim=-1) >= top_p).all()):
+            break
+        k = min(vocab, k * 8)
+    before = top.cumsum(dim=-1) - top  # probability of the tokens ranked above each
+    top = top.masked_fill(before >= top_p, 0.0)
+    return top / top.sum(dim=-1, keepdim=True), ids
+
+
+def nucleus_probs(logits: Any, temperature: float, top_p: float) -> Any:
+    """The sampling distribution [B, V] of `nucleus`, zero outside each row's nucleus."""
+    import torch
+
+    top, ids = nucleus(logits, temperature, top_p)
+    return torch.zeros(logits.shape, dtype=top.dtype, device=top.device).scatter_(-1, ids, top)
+
+
+class RowSampler:
+    """A logits processor that samples row r with its own generator seeded `seeds[r]`.
+
+    It returns scores that are 0 at the drawn token and -inf elsewhere, so generate's greedy
+    step picks exactly that token."""
+
+    def __init__(self, seeds: Sequence[int], temperature: float, top_p: float) -> None:
+        self.seeds = list(seeds)
+        self.temperature = temperature
+        self.top_p = top_p
+        self.generators: list[Any] = []
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        if not self.generators:
+            self.generators = [torch.Generator(device=scores.device).manual_seed(s) for s in self.seeds]
+        probs, ids = nucleus(scores, self.temperature, self.top_p)
+        picks = torch.cat([ids[r, torch.multinomial(probs[r], 1, generator=g)] for r, g in enumerate(self.generators)])
+        out = torch.full_like(scores, float("-inf"))
+        return out.scatter_(1, picks[:, None], 0.0)
+
+
+def left_pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any]:
+    """(input_ids, attention_mask), both [B, W] int64, rows right-aligned."""
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for index, row in enumerate(rows):
+        ids[index, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+        mask[index, width - len(row) :] = 1
+    return ids, mask
+
+
+def stop_token_ids(tokenizer: Any, model: Any = None) -> list[int]:
+    """Ids that end a reply: the tokenizer's and the model's eos, and chat-turn markers the
+    vocabulary has (a model that opens a new turn has finished its reply)."""
+    ids = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+    config = getattr(model, "generation_config", None)
+    eos = getattr(config, "eos_token_id", None)
+    ids |= set(eos) if isinstance(eos, list | tuple) else {eos}
+    vocab = tokenizer.get_vocab()
+    ids |= {vocab[t] for t in STOP_TOKENS if t in vocab}
+    return sorted(i for i in ids if isinstance(i, int))
+
+
+def _completion(tokens: list[int], stops: set[int], tokenizer: Any, seconds: float) -> Completion:
+    end = next((i for i, t in enumerate(tokens) if t in stops), None)
+    kept = tokens if end is None else tokens[: end + 1]
+    text = tokenizer.decode(kept if end is None else kept[:-1], skip_special_tokens=True)
+    return Completion(kept, text, "length" if end is None else "eos", seconds)
+
+
+class TransformersEngine:
+    """Batched `model.generate` on a loaded model (see the module docstring)."""
+
+    name = "transformers"
+
+    def __init__(self, model: Any, tokenizer: Any, source: ModelSource | None = None) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.source = source
+        self.stops = stop_token_ids(tokenizer, model)
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else self.stops[0])
+
+    @classmethod
+    def load(cls, source: ModelSource | str, dtype: str = "float32", device: str = "auto") -> TransformersEngine:
+        source = resolve_source(source) if isinstance(source, str) else source
+        return cls(*load_model(source, dtype, device), source=source)
+
+    def context_length(self) -> int | None:
+        return getattr(self.model.config, "max_position_embeddings", None)
+
+    def run(self, requests: Sequence[Request], config: GenerateConfig, progress: Callable[[int, int], None] | None = None) -> list[Completion]:
+        import torch
+        from transformers import GenerationConfig, LogitsProcessorList
+
+        generation = GenerationConfig(do_sample=False, max_new_tokens=config.max_new_tokens, eos_token_id=self.stops, pad_token_id=self.pad_id)
+        order = sorted(range(len(requests)), key=lambda i: len(requests[i].prompt_ids))
+        results: list[Completion | None] = [None] * len(requests)
+        device = next(self.model.parameters()).device
+        for begin in range(0, len(order), config.batch_size):
+            batch = order[begin : begin + config.batch_size]
+            ids, mask = left_pad([requests[i].prompt_ids for i in batch], self.pad_id)
+            processors = None
+            if not config.greedy:
+                processors = LogitsProcessorList([RowSampler([requests[i].seed for i in batch], config.temperature, config.top_p)])
+            started = time.perf_counter()
+            with torch.inference_mode():
+                out = self.model.generate(
+                    input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=generation, logits_processor=processors
+                )
+            share = (time.perf_counter() - started) / len(batch)
+            new = out[:, ids.shape[1] :].tolist()
+            for row, index in enumerate(batch):
+                results[index] = _completion(new[row], set(self.stops), self.tokenizer, share)
+            if progress:
+                progress(begin + len(batch), len(requests))
+        return [r for r in results if r is not None]
+
+
+class VLLMEngine:
+    """vLLM on a GPU. A LoRA adapter is merged once into a full model folder in the
+    workspace cache (keyed by its fingerprint), which vLLM then loads like any model: no
+    limits on adapter rank or target modules."""
+
+    name = "vllm"
+
+    def __init__(self, source: ModelSource, dtype: str = "float32") -> None:
+        if importlib.util.find_spec("vllm") is None:
+            raise EngineError(
+                "engine='vllm' but vLLM is not installed: `pip install vllm` on a machine with a CUDA GPU, "
+                "or use engine='transformers' (or 'auto', which falls back to it)."
+            )
+        import vllm
+        from transformers import AutoTokenizer
+
+        self.source = source
+
+        path = merged_folder(source, dtype) if source.kind == "lora" else source.path
+        self.tokenizer = AutoTokenizer.from_pretrained(source.tokenizer)
+        self.llm = vllm.LLM(model=path, tokenizer=source.tokenizer, dtype=dtype)
+        self.stops = stop_token_ids(self.tokenizer)
+
+    def context_length(self) -> int | None:
+        return int(self.llm.llm_engine.model_config.max_model_len)
+
+    def run(self, requests: Sequence[Request], config: GenerateConfig, progress: Callable[[int, int], None] | None = None) -> list[Completion]:
+        from vllm import SamplingParams
+
+        results = []
+        for begin in range(0, len(requests), config.batch_size):
+            batch = requests[begin : begin + config.batch_size]
+            params = [
+                SamplingParams(
+                    n=1, temperature=config.temperature, top_p=1.0 if config.greedy else config.top_p, seed=r.seed,
+                    max_tokens=config.max_new_tokens, stop_token_ids=self.stops, skip_special_tokens=True,
+                )
+                for r in batch
+            ]
+            started = time.perf_counter()
+            outputs = self.llm.generate([{"prompt_token_ids": r.prompt_ids} for r in batch], params, use_tqdm=False)
+            share = (time.perf_counter() - started) / len(batch)
+            for output in outputs:
+                best = output.outputs[0]
+                finish = "length" if best.finish_reason == "length" else "eos"
+                results.append(Completion(list(best.token_ids), best.text, finish, share))
+            if progress:
+                progress(begin + len(batch), len(requests))
+        return results
+
+
+def merged_folder(source: ModelSource, dtype: str) -> str:
+    """A LoRA source merged into full weights, saved once under workspace/cache/merged/."""
+    from cuset.models import _atomic_folder
+    from cuset.workspace import workspace_dir
+
+    def build(tmp: Any) -> None:
+        model, tokenizer = load_model(source, dtype, "cpu")
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+
+    return str(_atomic_folder(workspace_dir() / "cache" / "merged" / f"{source.fingerprint}-{dtype}", build))
+
+
+def pick_engine(name: str) -> str:
+    """'transformers' or 'vllm' for a config's engine ('auto': vLLM when installed and a GPU is visible)."""
+    if name != "auto":
+        return name
+    if importlib.util.find_spec("vllm") is None:
+        return "transformers"
+    import torch
+
+    return "vllm" if torch.cuda.is_available() else "transformers"
+
+
+def make_engine(config: GenerateConfig, source: ModelSource | None = None) -> Engine:
+    """Load `config.model` into the engine `config.engine` picks."""
+    source = source or resolve_source(config.model)
+    if pick_engine(config.engine) == "vllm":
+        return VLLMEngine(source, config.dtype)
+    return TransformersEngine.load(source, config.dtype, pick_device(config.device))

@@ -1,0 +1,50 @@
+"""What the generation tests share: a few corpus tasks, and a tiny model whose greedy replies
+depend on the prompt (the stock tiny model's near-uniform logits make it repeat one token)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="package", autouse=True)
+def _one_thread():
+    """One torch thread: the tiny model's matrices are too small to gain from more, and on a
+    shared 2-core machine OpenMP threads spinning at barriers made these tests ~4x slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def corpus():
+    from cuset.data import load
+
+    return load("bundled")
+
+
+@pytest.fixture(scope="session")
+def tasks(corpus) -> dict[str, str]:
+    """Three tasks of different prompt lengths (so left padding is exercised)."""
+    return {s.id: s.task for s in (corpus[0], corpus[40], corpus[120])}
+
+
+@pytest.fixture(scope="session")
+def sharp_engine():
+    """A fresh copy of the tiny model with its matrices redrawn at std 0.15: peaked, prompt-
+    dependent next-token distributions, so greedy and sampled replies differ between tasks."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from cuset import models
+    from cuset.generate import TransformersEngine
+
+    model = AutoModelForCausalLM.from_pretrained(models.resolve("tiny").source).eval()
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.ndim == 2:
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.15)
+    return TransformersEngine(model, models.load_tokenizer("tiny")[0])

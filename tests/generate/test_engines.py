@@ -1,0 +1,70 @@
+"""Engine pieces on literal tensors: nucleus sampling, left padding, stop tokens; engine choice."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+
+from cuset.generate import EngineError, GenerateConfig, make_engine, nucleus_probs, pick_engine
+from cuset.generate.engines import RowSampler, _completion, left_pad, stop_token_ids
+
+P = torch.tensor([[0.5, 0.3, 0.15, 0.05]])
+
+
+@pytest.mark.parametrize(
+    ("top_p", "expected"),
+    [
+        (1.0, [0.5, 0.3, 0.15, 0.05]),
+        (0.5, [1.0, 0.0, 0.0, 0.0]),  # the top token alone already holds 0.5
+        (0.7, [0.625, 0.375, 0.0, 0.0]),
+        (0.9, [0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0.0]),
+        (0.01, [1.0, 0.0, 0.0, 0.0]),  # the top token is always kept
+    ],
+)
+def test_nucleus_keeps_the_smallest_set_reaching_top_p(top_p, expected):
+    torch.testing.assert_close(nucleus_probs(P.log(), 1.0, top_p), torch.tensor([expected]))
+
+
+def test_temperature_divides_the_logits_and_wide_vocabularies_match_a_full_sort():
+    torch.testing.assert_close(nucleus_probs(P.log(), 2.0, 1.0), P.sqrt() / P.sqrt().sum())
+    logits = torch.randn(3, 5000, generator=torch.Generator().manual_seed(0)) * 2  # nucleus beyond the first 64
+    probs = torch.softmax(logits / 0.7, -1)
+    ranked, order = probs.sort(-1, descending=True)
+    ranked = ranked.masked_fill(ranked.cumsum(-1) - ranked >= 0.9, 0.0)
+    expected = torch.zeros_like(probs).scatter_(-1, order, ranked)
+    torch.testing.assert_close(nucleus_probs(logits, 0.7, 0.9), expected / expected.sum(-1, keepdim=True))
+
+
+def test_row_sampler_draws_each_row_from_its_own_seed():
+    logits = torch.randn(1, 100, generator=torch.Generator().manual_seed(1))
+    alone = [RowSampler([seed], 1.0, 1.0)(None, logits).argmax(-1).item() for seed in (5, 6)]
+    together = RowSampler([5, 6], 1.0, 1.0)(None, logits.repeat(2, 1))
+    assert together.argmax(-1).tolist() == alone
+    assert torch.isinf(together).sum().item() == 2 * 99
+
+
+def test_left_padding_right_aligns_rows():
+    ids, mask = left_pad([[5, 6, 7], [8]], pad_id=0)
+    assert ids.tolist() == [[5, 6, 7], [0, 0, 8]] and mask.tolist() == [[1, 1, 1], [0, 0, 1]]
+
+
+def test_a_reply_ends_at_its_first_stop_token(tiny):
+    _, tokenizer, _ = tiny
+    stops = stop_token_ids(tokenizer)
+    assert {tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|im_start|>", "<|endoftext|>")} <= set(stops)
+    hello = tokenizer("hello world", add_special_tokens=False).input_ids
+    ended = _completion(hello + [2, 2, 2], set(stops), tokenizer, 0.5)
+    assert (ended.token_ids, ended.text, ended.finish_reason) == (hello + [2], "hello world", "eos")
+    cut = _completion(hello, set(stops), tokenizer, 0.5)
+    assert (cut.token_ids, cut.finish_reason) == (hello, "length")
+
+
+def test_auto_picks_transformers_here_and_vllm_fails_clearly_when_missing():
+    if importlib.util.find_spec("vllm") is not None and torch.cuda.is_available():
+        pytest.skip("vLLM and a GPU are present")
+    assert pick_engine("auto") == "transformers"
+    if importlib.util.find_spec("vllm") is None:
+        with pytest.raises(EngineError, match=r"vLLM is not installed: `pip install vllm`.*engine='transformers'"):
+            make_engine(GenerateConfig(model="tiny", engine="vllm"))

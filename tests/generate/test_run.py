@@ -1,0 +1,71 @@
+"""Generation runs on tiny models: determinism, batching, seeds, n_samples, records, limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from cuset.generate import GenerateConfig, GenerateResult, generate, sample_seed
+
+SHORT = {"max_new_tokens": 8, "one_shot": False}
+
+
+def replies(result: GenerateResult) -> list[str]:
+    return [g.reply for samples in result.generations.values() for g in samples]
+
+
+def test_greedy_is_deterministic_and_batched_equals_unbatched(sharp_engine, tasks):
+    batched = generate(tasks, GenerateConfig(batch_size=3, **SHORT), engine=sharp_engine)
+    again = generate(tasks, GenerateConfig(batch_size=3, **SHORT), engine=sharp_engine)
+    alone = generate(tasks, GenerateConfig(batch_size=1, **SHORT), engine=sharp_engine)
+    assert replies(batched) == replies(again) == replies(alone)
+    assert len(set(replies(batched))) == len(tasks)  # replies depend on the prompt
+
+
+def test_greedy_with_the_one_shot_prompt_and_the_stock_tiny_model(tiny, tasks):
+    from cuset.generate import TransformersEngine
+
+    engine = TransformersEngine(tiny[0], tiny[1])
+    config = GenerateConfig(model="tiny", batch_size=2, max_new_tokens=4)
+    first, second = (generate(tasks, config, engine=engine) for _ in range(2))
+    assert replies(first) == replies(second)
+    assert all(g.n_prompt_tokens > 1000 for samples in first.generations.values() for g in samples)  # example + task
+
+
+def test_sampling_is_reproducible_per_seed_and_independent_of_batching(sharp_engine, tasks):
+    config = GenerateConfig(temperature=0.7, top_p=0.9, n_samples=2, seed=1, batch_size=6, **SHORT)
+    first = generate(tasks, config, engine=sharp_engine)
+    regrouped = generate(tasks, GenerateConfig(**{**config.to_dict(), "batch_size": 4}), engine=sharp_engine)
+    other_seed = generate(tasks, GenerateConfig(**{**config.to_dict(), "seed": 2}), engine=sharp_engine)
+    assert replies(first) == replies(regrouped)  # batches [a0 a1 b0 b1 c0 c1] vs [a0 a1 b0 b1] [c0 c1]
+    assert replies(first) != replies(other_seed)
+    greedy = generate(tasks, GenerateConfig(**SHORT), engine=sharp_engine)
+    assert replies(first)[::2] != replies(greedy)
+
+
+def test_n_samples_gives_distinct_samples_with_their_own_seeds(sharp_engine, tasks):
+    progress: list[tuple[int, int]] = []
+    config = GenerateConfig(temperature=0.7, n_samples=3, batch_size=4, **SHORT)
+    result = generate(tasks, config, progress=lambda done, total: progress.append((done, total)), engine=sharp_engine)
+    for task_id, samples in result.generations.items():
+        assert [g.sample for g in samples] == [0, 1, 2] and {g.task_id for g in samples} == {task_id}
+        assert [g.seed for g in samples] == [sample_seed(config.seed, task_id, i) for i in range(3)]
+        assert len({g.reply for g in samples}) == 3
+        assert all(g.n_tokens == 8 and g.finish_reason == "length" and g.seconds > 0 for g in samples)
+        assert all(g.code == "" and g.extraction == "none" and g.extraction_reason for g in samples)
+    assert progress == [(4, 9), (8, 9), (9, 9)]
+    assert result.stats["n_replies"] == 9 and result.stats["n_tokens"] == 72 and result.stats["engine"] == "transformers"
+
+
+def test_a_result_round_trips_through_its_folder(sharp_engine, tasks, tmp_path):
+    result = generate(tasks, GenerateConfig(**SHORT), engine=sharp_engine)
+    loaded = GenerateResult.load(result.save(tmp_path / "run"))
+    assert loaded.generations == result.generations and loaded.config == result.config and loaded.stats == result.stats
+
+
+def test_prompts_that_do_not_fit_the_context_are_refused(sharp_engine, tasks):
+    with pytest.raises(ValueError, match=r"exceeds the model's 2048-token context.*one_shot=false"):
+        generate(tasks, GenerateConfig(max_new_tokens=1500), engine=sharp_engine)
+    with pytest.raises(ValueError, match=r"task 'empty': The task text is empty"):
+        generate({"empty": ""}, GenerateConfig(**SHORT), engine=sharp_engine)
+    with pytest.raises(ValueError, match="No tasks"):
+        generate({}, GenerateConfig(**SHORT), engine=sharp_engine)
