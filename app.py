@@ -16,6 +16,7 @@ pages = [
     st.Page("pages/regions.py", title="Regions", url_path="regions"),
     st.Page("pages/tuning.py", title="Threshold and weights", url_path="tuning"),
     st.Page("pages/finetunes.py", title="Fine-tunes", url_path="finetunes"),
+    st.Page("pages/results.py", title="Results", url_path="results"),
 ]
 current = st.navigation(pages, position="hidden")
 with st.sidebar:

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from typing import Any
 
 from cuset.data import DataError
-from cuset.evaluate.commands import add_evaluate_commands, split_program_args
+from cuset.evaluate.commands import add_eval_commands, add_evaluate_commands, split_program_args
 from cuset.train.commands import add_training_commands
 
 EXIT_BAD_INPUT = 2
@@ -248,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_objective)
     add_training_commands(sub)
     add_evaluate_commands(sub)
+    add_eval_commands(sub)
     return parser
 
 

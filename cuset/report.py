@@ -97,3 +97,53 @@ def training_curves(curves: dict[str, list[dict[str, Any]]], metric: str = "loss
             steps, values = zip(*points)
             fig.add_trace(go.Scatter(x=steps, y=values, mode="lines+markers", name=name))
     return _layout(fig, f"Training {metric}", xaxis_title="optimizer step", yaxis_title=metric)
+
+
+# --- evaluation results (frames from cuset.evaluate.results.ResultStore.frame) ----------------
+
+
+def correctness_by(frame: Any, by: str, group: str = "label", metric: str = "correct") -> go.Figure:
+    """Bars of the correct (or compiled) rate per `by` value, one bar group per run/method,
+    with 95% Wilson intervals (the suites are small: the error bars are honest)."""
+    from cuset.evaluate.metrics import wilson_interval
+
+    fig = go.Figure()
+    if not frame.empty:
+        for name, g in frame.groupby(group, sort=False):
+            stats = g.groupby(by, dropna=False)[metric].agg(["sum", "size"]).reset_index()
+            rates = stats["sum"] / stats["size"]
+            lo_hi = [wilson_interval(int(s), int(n)) for s, n in zip(stats["sum"], stats["size"])]
+            fig.add_trace(go.Bar(
+                x=[str(v) for v in stats[by]], y=rates, name=str(name),
+                error_y=dict(type="data", symmetric=False, array=[h - r for (_, h), r in zip(lo_hi, rates)],
+                             arrayminus=[r - lo for (lo, _), r in zip(lo_hi, rates)]),
+                customdata=np.stack([stats["sum"], stats["size"]], axis=1),
+                hovertemplate="%{x}: %{y:.0%} (%{customdata[0]} of %{customdata[1]})<extra>%{fullData.name}</extra>",
+            ))
+    what = "correct" if metric == "correct" else "compiled"
+    return _layout(fig, f"Share {what} by {by}", barmode="group", yaxis_title=f"{what} rate", yaxis_range=[0, 1.05], xaxis_title=by)
+
+
+def pass_at_k_curves(frame: Any, group: str = "label", max_k: int = 10) -> go.Figure:
+    """Unbiased pass@k for k = 1..min(n, max_k), one line per run/method."""
+    from cuset.evaluate.metrics import pass_at_k_table
+
+    fig = go.Figure()
+    if not frame.empty:
+        for name, g in frame.groupby(group, sort=False):
+            n = int(g.groupby("task_id").size().min())
+            ks = list(range(1, min(n, max_k) + 1))
+            row = pass_at_k_table(g, ks=ks).iloc[0]
+            fig.add_trace(go.Scatter(x=ks, y=[row[f"pass@{k}"] for k in ks], mode="lines+markers", name=str(name)))
+    return _layout(fig, "pass@k", xaxis_title="k (samples per task)", yaxis_title="pass@k", yaxis_range=[0, 1.05])
+
+
+def status_breakdown(frame: Any, group: str = "label") -> go.Figure:
+    """Stacked shares of each result category per run/method."""
+    order = ["correct", "wrong_result", "runtime_error", "compile_error", "timeout", "resource_limit", "unsupported"]
+    fig = go.Figure()
+    if not frame.empty:
+        shares = frame.groupby(group, sort=False)["status"].value_counts(normalize=True).unstack(fill_value=0.0)
+        for status in [s for s in order if s in shares.columns] + [s for s in shares.columns if s not in order]:
+            fig.add_trace(go.Bar(x=[str(i) for i in shares.index], y=shares[status], name=status))
+    return _layout(fig, "What happened to the candidates", barmode="stack", yaxis_title="share", yaxis_range=[0, 1.0])

@@ -25,6 +25,8 @@ from typing import Any
 from cuset.evaluate.cpu.build import EXIT_BACKEND, EXIT_COMPILE_ERROR, EXIT_UNSUPPORTED, build_program
 from cuset.evaluate.cpu.run import SCHEDULES, RunOptions, fill_check, race_check
 
+BACKENDS_ALL = ("cpu",)
+
 EXIT_DIFFERS = 122
 BUILD_EXIT = {"compile_error": EXIT_COMPILE_ERROR, "unsupported": EXIT_UNSUPPORTED, "backend_error": EXIT_BACKEND}
 
@@ -53,6 +55,155 @@ def add_evaluate_commands(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit of the candidate process, seconds")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_check)
+
+
+def add_eval_commands(sub: Any) -> None:
+    """`cuset eval` (an evaluation run) and `cuset results` (reading runs back)."""
+    from cuset.evaluate.evaluation import SOLUTIONS, field_help
+
+    helps = field_help()
+    p = sub.add_parser("eval", help="generate kernels for a suite and check them (foreground with progress, or --detach as a job)")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--model", help=helps["model"])
+    who.add_argument("--job", type=int, help="a fine-tune job: evaluate its final model (or --checkpoint N)")
+    p.add_argument("--checkpoint", type=int, help="with --job: this checkpoint step instead of the final model")
+    p.add_argument("--solutions", choices=SOLUTIONS, help=helps["solutions"])
+    p.add_argument("--suite", help=helps["suite"])
+    p.add_argument("--levels", help="comma-separated levels, e.g. 1,2")
+    p.add_argument("--families", help="comma-separated op families")
+    p.add_argument("--split", choices=("in_distribution", "held_out"), help=helps["split"])
+    p.add_argument("--limit", type=int, help=helps["limit"])
+    p.add_argument("--backend", choices=BACKENDS_ALL, help=helps["backend"])
+    p.add_argument("--samples", dest="n_samples", type=int, help=helps["n_samples"])
+    p.add_argument("--temperature", type=float, help=helps["temperature"])
+    p.add_argument("--top-p", dest="top_p", type=float, help=helps["top_p"])
+    p.add_argument("--seed", type=int, help=helps["seed"])
+    p.add_argument("--max-new-tokens", dest="max_new_tokens", type=int, help=helps["max_new_tokens"])
+    p.add_argument("--zero-shot", action="store_true", help="no example in the prompt")
+    p.add_argument("--trials", type=int, help=helps["trials"])
+    p.add_argument("--timeout", dest="timeout_s", type=float, help=helps["timeout_s"])
+    p.add_argument("--workers", type=int, help=helps["workers"])
+    p.add_argument("--label", help=helps["label"])
+    p.add_argument("--config", help="an EvalConfig YAML/JSON; flags override it")
+    p.add_argument("--detach", action="store_true", help="run as a background job; print its id and return")
+    p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("results", help="evaluation runs: list, show, export CSV")
+    rsub = p.add_subparsers(dest="results_command", required=True)
+    q = rsub.add_parser("list", help="every evaluation run")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=cmd_results_list)
+    q = rsub.add_parser("show", help="one run's rates by level, family and split")
+    q.add_argument("run", type=int)
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=cmd_results_show)
+    q = rsub.add_parser("export", help="one row per candidate as CSV")
+    q.add_argument("runs", type=int, nargs="+")
+    q.add_argument("--csv", required=True, metavar="FILE")
+    q.add_argument("--with-code", action="store_true", help="include the generated code and reply")
+    q.set_defaults(func=cmd_results_export)
+
+
+def _eval_config(args: argparse.Namespace) -> Any:
+    from cuset.evaluate.evaluation import EvalConfig
+
+    base = EvalConfig.load(args.config).to_dict() if args.config else {}
+    for name in ("solutions", "suite", "split", "limit", "backend", "n_samples", "temperature", "top_p", "seed", "max_new_tokens",
+                 "trials", "timeout_s", "workers", "label", "model"):
+        value = getattr(args, name, None)
+        if value is not None:
+            base[name] = value
+    if args.job is not None:
+        base["model"] = f"job:{args.job}" + (f"@checkpoint-{args.checkpoint}" if args.checkpoint else "")
+    if args.levels:
+        base["levels"] = [int(x) for x in args.levels.split(",") if x.strip()]
+    if args.families:
+        base["families"] = [x.strip() for x in args.families.split(",") if x.strip()]
+    if args.zero_shot:
+        base["one_shot"] = False
+    return EvalConfig.from_dict(base, "cuset eval")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from cuset.evaluate.evaluation import run_evaluation, submit_evaluation
+    from cuset.evaluate.results import ResultStore
+
+    config = _eval_config(args)
+    if args.detach:
+        job = submit_evaluation(config)
+        print(job.id)
+        return 0
+    bars: dict[str, Any] = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        bar = bars.get(phase)
+        if bar is None:
+            bar = bars[phase] = tqdm(total=total, desc=phase, unit="candidate" if phase == "checking" else "reply", file=sys.stderr)
+        bar.n = done
+        bar.refresh()
+
+    run_id = run_evaluation(config, progress=progress)
+    for bar in bars.values():
+        bar.close()
+    run = ResultStore().get_run(run_id)
+    if args.json:
+        print(json.dumps({"run": run_id, **run["summary"]}, default=str))
+    else:
+        s = run["summary"]
+        print(f"evaluation run {run_id} ({run['label']}): {s.get('candidates')} candidates, compiled {s.get('compile_rate', 0):.1%}, "
+              f"correct {s.get('correct_rate', 0):.1%} in {s.get('seconds')} s")
+        _print_groups(ResultStore().frame([run_id]))
+    return 0
+
+
+def _print_groups(frame: Any) -> None:
+    from cuset.evaluate.metrics import summarise
+
+    for by in ("level", "split", "family"):
+        if by in frame and frame[by].notna().any():
+            table = summarise(frame, by=[by])[[by, "candidates", "compile_rate", "correct_rate"]]
+            print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+
+
+def cmd_results_list(args: argparse.Namespace) -> int:
+    from cuset.evaluate.results import ResultStore
+
+    runs = ResultStore().runs()
+    if args.json:
+        print(runs.drop(columns=["config"], errors="ignore").to_json(orient="records"))
+    elif runs.empty:
+        print("no evaluation runs yet: `cuset eval --solutions reference --limit 3` makes a quick one")
+    else:
+        cols = ["id", "label", "method", "model", "backend", "status", "candidates", "compile_rate", "correct_rate"]
+        print(runs[cols].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    return 0
+
+
+def cmd_results_show(args: argparse.Namespace) -> int:
+    from cuset.evaluate.results import ResultStore
+
+    store = ResultStore()
+    run = store.get_run(args.run)
+    frame = store.frame([args.run])
+    if args.json:
+        print(json.dumps({"run": run, "results": frame.drop(columns=["code", "reply"], errors="ignore").to_dict(orient="records")}, default=str))
+        return 0
+    print(f"run {args.run}: {run['label']} [{run['status']}] model {run['model']}, backend {run['backend']}")
+    if not frame.empty:
+        _print_groups(frame)
+    return 0
+
+
+def cmd_results_export(args: argparse.Namespace) -> int:
+    from cuset.evaluate.results import ResultStore, export_csv
+
+    frame = ResultStore().frame(args.runs)
+    path = export_csv(frame, Path(args.csv), with_code=args.with_code)
+    print(f"wrote {len(frame)} rows to {path}")
+    return 0
 
 
 def split_program_args(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -48,7 +48,7 @@ from cuset.jobs.store import (
 from cuset.workspace import workspace_dir
 
 START_GRACE_S = 120.0
-ENTRY_POINTS = {"train": "cuset.train.run"}
+ENTRY_POINTS = {"train": "cuset.train.run", "eval": "cuset.evaluate.job"}
 _children: dict[int, subprocess.Popen] = {}
 
 
@@ -308,7 +308,8 @@ def reconcile(store: JobStore | None = None) -> list[int]:
 
 
 def submit(config: Any, start: bool = True, store: JobStore | None = None, ray_address: str | None = None) -> Job:
-    """Queue a fine-tune of `config` (a TrainConfig) as a job: the resolved config goes to
+    """Queue a fine-tune of `config` (a TrainConfig; or an evaluation, an EvalConfig: its
+    JOB_KIND names the entry point) as a job: the resolved config goes to
     workspace/jobs/<id>/config.yaml; the job starts now when a slot is free.
 
     `ray_address` (default `$CUSET_RAY_ADDRESS`; '' = this machine) is a Ray cluster's job
@@ -321,7 +322,8 @@ def submit(config: Any, start: bool = True, store: JobStore | None = None, ray_a
         address = ray_jobs.normalize_address(address)
         ray_jobs.client(address)
     config = config.resolved()
-    job_id = store.create("train", config.method, config.preset, config.model, ray_address=address)
+    kind = getattr(config, "JOB_KIND", "train")
+    job_id = store.create(kind, config.method, config.preset, config.model, ray_address=address)
     folder = job_folder(job_id)
     folder.mkdir(parents=True, exist_ok=True)
     config.save(folder / "config.yaml")

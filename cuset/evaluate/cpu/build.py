@@ -192,11 +192,15 @@ def build_program(
         for d in include_dirs:
             incs += ["-I", str(root / str(d).lstrip("/")), "-I", str(d)]
         incs += ["-I", str(INCLUDE_DIR), "-I", str(cuda_inc)]
+        # The key ignores where the sources lie (a sandboxed check builds in a fresh scratch
+        # folder each time): paths relative to their common folder, that folder's name
+        # blanked in the translated text, folders in flags by their last part.
+        base = Path(os.path.commonpath([str(f.parent) for f in files]))
         key = hashlib.sha256()
         for f in files:
-            key.update(str(f).encode())
-            key.update(mirrors[f].read_bytes())
-        key.update(" ".join(flags + [gxx, _header_hash()]).encode())
+            key.update(str(f.relative_to(base)).encode())
+            key.update(mirrors[f].read_bytes().replace(str(base).encode(), b"<src>"))
+        key.update(" ".join([Path(x).name if x.startswith("/") else x for x in flags] + [gxx, _header_hash()]).encode())
         digest = key.hexdigest()[:24]
         name = "lib.so" if shared else "prog"
         hit = _cached(digest, name)

@@ -70,8 +70,12 @@
 #define CUSET_ASAN 1
 #endif
 
+#ifdef CUSET_SHARED_LIBRARY
+#include <link.h>  // a shared library (KernelBench mode) finds its static image from its segments
+#else
 extern "C" char __executable_start;  // NOLINT: linker symbols bounding the static image
 extern "C" char _end;
+#endif
 
 namespace cuset {
 
@@ -360,9 +364,41 @@ inline void unregister_external(const void* p) {
   if (it != r.by_base.end() && it->second.space == Space::External) r.by_base.erase(it);
 }
 
+// Whether `u` lies in this program's static image (__device__ and __constant__ variables).
+__attribute__((visibility("hidden"))) inline bool in_static_image(uintptr_t u) {
+#ifdef CUSET_SHARED_LIBRARY
+  // No __executable_start in a shared library: the span of its own loaded segments.
+  static const std::pair<uintptr_t, uintptr_t> range = [] {
+    struct Probe {
+      uintptr_t self, lo, hi;
+    } probe{(uintptr_t)&in_static_image, 0, 0};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+          auto* p = static_cast<Probe*>(data);
+          uintptr_t lo = UINTPTR_MAX, hi = 0;
+          for (int k = 0; k < info->dlpi_phnum; ++k) {
+            const auto& ph = info->dlpi_phdr[k];
+            if (ph.p_type != PT_LOAD) continue;
+            lo = std::min<uintptr_t>(lo, info->dlpi_addr + ph.p_vaddr);
+            hi = std::max<uintptr_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+          }
+          if (p->self < lo || p->self >= hi) return 0;
+          p->lo = lo;
+          p->hi = hi;
+          return 1;
+        },
+        &probe);
+    return std::make_pair(probe.lo, probe.hi);
+  }();
+  return u >= range.first && u < range.second;
+#else
+  return u >= (uintptr_t)&__executable_start && u < (uintptr_t)&_end;
+#endif
+}
+
 inline bool device_accessible(const void* p) {
   uintptr_t u = (uintptr_t)p;
-  if (u >= (uintptr_t)&__executable_start && u < (uintptr_t)&_end) return true;  // __device__/__constant__ symbols
+  if (in_static_image(u)) return true;  // __device__/__constant__ symbols
   Registry& r = registry();
   std::lock_guard<std::mutex> lk(r.mu);
   return r.find(u) != nullptr;

@@ -28,7 +28,7 @@ inline bool range_ok(const void* p, size_t n, bool want_device) {
   const Allocation* a = r.find(u);
   bool device = a && a->space != Space::PinnedHost;
   if (!want_device) return !device || a->space == Space::Managed;
-  if (!device) return u >= (uintptr_t)&__executable_start && u < (uintptr_t)&_end;
+  if (!device) return in_static_image(u);
   return u + n <= a->base + a->size;
 }
 

@@ -69,7 +69,6 @@ template <> struct Stored<c10::IntArrayRef> { using type = std::vector<int64_t>;
 template <> struct Stored<c10::ArrayRef<double>> { using type = std::vector<double>; };
 template <> struct Stored<c10::ArrayRef<at::Tensor>> { using type = std::vector<at::Tensor>; };
 template <> struct Stored<std::optional<c10::IntArrayRef>> { using type = std::optional<std::vector<int64_t>>; };
-template <> struct Stored<const char*> { using type = std::string; };
 
 inline at::Tensor borrow(const cuset_value& v) {
   auto impl = std::make_shared<cuset_torch::Impl>();
@@ -187,10 +186,12 @@ void put(const R& r, cuset_value* out, int max_out, int& n) {
   } else if constexpr (std::is_integral_v<R>) {
     v.kind = Int;
     v.i = (int64_t)r;
-  } else if constexpr (std::is_floating_point_v<R> || std::is_same_v<R, c10::Half> || std::is_same_v<R, c10::BFloat16>) {
+  } else if constexpr (std::is_floating_point_v<R>) {
     v.kind = Float;
-    v.d = (double)(float)r;
-    if constexpr (std::is_floating_point_v<R>) v.d = (double)r;
+    v.d = (double)r;
+  } else if constexpr (std::is_same_v<R, c10::Half> || std::is_same_v<R, c10::BFloat16>) {
+    v.kind = Float;
+    v.d = (double)static_cast<float>(r);
   } else if constexpr (std::is_same_v<R, c10::Scalar>) {
     if (r.isFloatingPoint()) {
       v.kind = Float;

@@ -9,6 +9,7 @@
 //   AT_DISPATCH_*                ATen/Dispatch.h
 //   c10::Half, c10::BFloat16     c10/util/Half.h
 //   streams, guards, CUDA checks c10/cuda/*, ATen/cuda/* (included explicitly, as with torch)
+//   at::acc_type, opmath_type    ATen/AccumulateType.h, ATen/OpMathType.h (likewise)
 //
 // PYBIND11_MODULE bodies compile against a do-nothing pybind11::module_: the bindings the
 // evaluator uses are C-ABI wrappers it generates (torch/cuset_bind.h).
@@ -42,6 +43,7 @@ struct InferenceMode {
 namespace torch {
 using namespace at;
 using at::Tensor;
+using Dtype = at::ScalarType;
 using NoGradGuard = at::NoGradGuard;
 template <class F>
 F wrap_pybind_function(F f) {

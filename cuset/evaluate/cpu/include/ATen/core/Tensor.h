@@ -5,13 +5,15 @@
 // code may read it, filled with the emulator's garbage byte like a fresh cudaMalloc), host
 // memory (a CPU tensor: kernels given it fault, as on a GPU), or memory owned by the caller
 // (a torch tensor passed in from Python, registered as device memory for the call).
-// What runs here runs on the host: metadata, views, copies and dtype conversions; anything
-// computational (x + y, matmul, softmax) is left out on purpose, so code that needs it is
-// built against real torch instead (cuset.evaluate.cpu.kernelbench falls back).
+// What runs here runs on the host: metadata, views, copies, dtype conversions and arithmetic
+// with a number (x.div_(n)); tensor-tensor computation (x + y, matmul, softmax) is left out on
+// purpose, so code that needs it is built against real torch instead (cuset.evaluate.cpu.
+// kernelbench falls back).
 #ifndef CUSET_ATEN_TENSOR_H
 #define CUSET_ATEN_TENSOR_H
 
 #include <ATen/core/TensorAccessor.h>
+#include <ATen/core/cuset_storage.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/TensorOptions.h>
 #include <c10/util/ArrayRef.h>
@@ -25,138 +27,6 @@
 #include <optional>
 #include <vector>
 
-namespace cuset_torch {
-
-enum class StorageKind { Device, Host, Borrowed };
-
-struct Storage {
-  void* base = nullptr;
-  size_t bytes = 0;
-  StorageKind kind = StorageKind::Borrowed;
-  Storage() = default;
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-  ~Storage() {
-    if (kind == StorageKind::Device) cuset::device_free(base);
-    else if (kind == StorageKind::Host) free(base);
-  }
-};
-
-inline std::shared_ptr<Storage> allocate(size_t bytes, c10::Device device) {
-  auto s = std::make_shared<Storage>();
-  s->bytes = bytes;
-  if (device.is_cuda()) {
-    s->kind = StorageKind::Device;
-    s->base = cuset::device_alloc(bytes, cuset::Space::Managed);
-    TORCH_CHECK(s->base != nullptr, "CUDA out of memory. Tried to allocate ", bytes, " bytes");
-  } else {
-    s->kind = StorageKind::Host;
-    s->base = aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
-    TORCH_CHECK(s->base != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate ", bytes, " bytes.");
-    cuset::fill_garbage(s->base, bytes);
-  }
-  return s;
-}
-
-struct Impl {
-  std::shared_ptr<Storage> storage;
-  char* data = nullptr;
-  std::vector<int64_t> sizes, strides;
-  c10::ScalarType dtype = c10::kFloat;
-  c10::Device device = c10::Device(c10::kCUDA, 0);
-  bool requires_grad = false;
-};
-
-inline int64_t wrap_dim(int64_t d, int64_t ndim) {
-  int64_t lo = ndim > 0 ? -ndim : -1, hi = ndim > 0 ? ndim - 1 : 0;
-  TORCH_CHECK_INDEX(d >= lo && d <= hi, "Dimension out of range (expected to be in range of [", lo, ", ", hi, "], but got ", d, ")");
-  return d < 0 ? d + std::max<int64_t>(ndim, 1) : d;
-}
-
-inline std::vector<int64_t> contiguous_strides(c10::IntArrayRef sizes) {
-  std::vector<int64_t> st(sizes.size());
-  int64_t acc = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    st[i] = acc;
-    acc *= std::max<int64_t>(sizes[i], 1);
-  }
-  return st;
-}
-
-inline std::vector<int64_t> channels_last_strides(c10::IntArrayRef sizes) {
-  TORCH_CHECK(sizes.size() == 4, "required rank 4 tensor to use channels_last format");
-  std::vector<int64_t> st(4);
-  st[1] = 1;
-  st[3] = std::max<int64_t>(sizes[1], 1);
-  st[2] = st[3] * std::max<int64_t>(sizes[3], 1);
-  st[0] = st[2] * std::max<int64_t>(sizes[2], 1);
-  return st;
-}
-
-// Calls f(element offset, linear index) for every element, in row-major order.
-template <class F>
-void for_each_offset(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, F f) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  if (n == 0) return;
-  std::vector<int64_t> idx(sizes.size(), 0);
-  int64_t off = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    f(off, k);
-    for (size_t d = sizes.size(); d-- > 0;) {
-      if (++idx[d] < sizes[d]) {
-        off += strides[d];
-        break;
-      }
-      off -= strides[d] * (sizes[d] - 1);
-      idx[d] = 0;
-    }
-  }
-}
-
-inline double load_double(const char* p, c10::ScalarType t) {
-  switch (t) {
-    case c10::kByte: return *(const uint8_t*)p;
-    case c10::kChar: return *(const int8_t*)p;
-    case c10::kShort: return *(const int16_t*)p;
-    case c10::kInt: return *(const int32_t*)p;
-    case c10::kLong: return (double)*(const int64_t*)p;
-    case c10::kHalf: return float(*(const c10::Half*)p);
-    case c10::kBFloat16: return float(*(const c10::BFloat16*)p);
-    case c10::kFloat: return *(const float*)p;
-    case c10::kDouble: return *(const double*)p;
-    case c10::kBool: return *(const bool*)p ? 1.0 : 0.0;
-    default: TORCH_CHECK(false, "conversion from ", t, " is not supported by the CPU emulator's torch shim");
-  }
-}
-
-inline void store_double(char* p, c10::ScalarType t, double v) {
-  switch (t) {
-    case c10::kByte: *(uint8_t*)p = (uint8_t)(int64_t)v; break;
-    case c10::kChar: *(int8_t*)p = (int8_t)v; break;
-    case c10::kShort: *(int16_t*)p = (int16_t)v; break;
-    case c10::kInt: *(int32_t*)p = (int32_t)v; break;
-    case c10::kLong: *(int64_t*)p = (int64_t)v; break;
-    case c10::kHalf: *(c10::Half*)p = c10::Half((float)v); break;
-    case c10::kBFloat16: *(c10::BFloat16*)p = c10::BFloat16((float)v); break;
-    case c10::kFloat: *(float*)p = (float)v; break;
-    case c10::kDouble: *(double*)p = v; break;
-    case c10::kBool: *(bool*)p = v != 0; break;
-    default: TORCH_CHECK(false, "conversion to ", t, " is not supported by the CPU emulator's torch shim");
-  }
-}
-
-inline int64_t load_int(const char* p, c10::ScalarType t) {
-  if (t == c10::kLong) return *(const int64_t*)p;
-  return (int64_t)load_double(p, t);
-}
-
-inline void store_int(char* p, c10::ScalarType t, int64_t v) {
-  if (t == c10::kLong) *(int64_t*)p = v;
-  else store_double(p, t, (double)v);
-}
-
-}  // namespace cuset_torch
 
 namespace at {
 
@@ -485,6 +355,19 @@ class Tensor {
     }
     return fill_(0);
   }
+  // Scalar arithmetic in place (host loops), as torch's add_/sub_/mul_/div_ with a number.
+  Tensor& add_(const Scalar& v, const Scalar& alpha = 1) { return scalar_op_(v, alpha, '+'); }
+  Tensor& sub_(const Scalar& v, const Scalar& alpha = 1) { return scalar_op_(v, alpha, '-'); }
+  Tensor& mul_(const Scalar& v) { return scalar_op_(v, 1, '*'); }
+  Tensor& div_(const Scalar& v) {
+    TORCH_CHECK(is_floating_point(), "result type Float can't be cast to the desired output type ", scalar_type());
+    return scalar_op_(v, 1, '/');
+  }
+  Tensor add(const Scalar& v, const Scalar& alpha = 1) const { return clone().add_(v, alpha); }
+  Tensor sub(const Scalar& v, const Scalar& alpha = 1) const { return clone().sub_(v, alpha); }
+  Tensor mul(const Scalar& v) const { return clone().mul_(v); }
+  Tensor div(const Scalar& v) const { return clone().div_(v); }
+
   Tensor clone(std::optional<MemoryFormat> format = std::nullopt) const {
     Tensor out = format == MemoryFormat::ChannelsLast || (!format && is_non_overlapping_and_dense())
                      ? (format ? empty(sizes(), options(), format) : empty_strided(sizes(), strides(), options()))
@@ -534,6 +417,23 @@ class Tensor {
     TORCH_CHECK(impl_ != nullptr, "Tensor is undefined (default-constructed or reset); it has no data or shape");
     return *impl_;
   }
+  Tensor& scalar_op_(const Scalar& v, const Scalar& alpha, char op) {
+    cuset::Unprotect open;
+    auto& i = impl();
+    size_t es = elementSize(i.dtype);
+    bool ints = isIntegralType(i.dtype, true) && !v.isFloatingPoint() && !alpha.isFloatingPoint();
+    cuset_torch::for_each_offset(i.sizes, i.strides, [&](int64_t off, int64_t) {
+      char* p = i.data + off * (int64_t)es;
+      if (ints) {
+        int64_t a = cuset_torch::load_int(p, i.dtype), b = v.toLong() * (op == '+' || op == '-' ? alpha.toLong() : 1);
+        cuset_torch::store_int(p, i.dtype, op == '+' ? a + b : op == '-' ? a - b : a * b);
+      } else {
+        double a = cuset_torch::load_double(p, i.dtype), b = v.toDouble() * (op == '+' || op == '-' ? alpha.toDouble() : 1.0);
+        cuset_torch::store_double(p, i.dtype, op == '+' ? a + b : op == '-' ? a - b : op == '*' ? a * b : a / b);
+      }
+    });
+    return *this;
+  }
   std::shared_ptr<cuset_torch::Impl> view_impl() const { return std::make_shared<cuset_torch::Impl>(impl()); }
   std::vector<int64_t> infer_size(IntArrayRef sizes) const {
     std::vector<int64_t> shape = sizes.vec();
@@ -561,89 +461,8 @@ inline std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   return os << "[ " << (t.is_cuda() ? "CUDA" : "CPU") << t.scalar_type() << "Type{" << t.sizes() << "} ]";
 }
 
-// --- factories ----------------------------------------------------------------------------------
-
-inline Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
-  TORCH_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
-  int64_t extent = 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    TORCH_CHECK(sizes[d] >= 0, "Trying to create tensor with negative dimension ", sizes[d], ": ", sizes);
-    if (sizes[d] == 0) extent = 0;
-  }
-  if (extent != 0)
-    for (size_t d = 0; d < sizes.size(); ++d) extent += (sizes[d] - 1) * strides[d];
-  auto impl = std::make_shared<cuset_torch::Impl>();
-  impl->dtype = options.scalar_type();
-  impl->device = options.device();
-  if (impl->device.is_cuda() && !impl->device.has_index()) impl->device = Device(kCUDA, 0);
-  impl->storage = cuset_torch::allocate((size_t)extent * elementSize(impl->dtype), impl->device);
-  impl->data = (char*)impl->storage->base;
-  impl->sizes = sizes.vec();
-  impl->strides = strides.vec();
-  impl->requires_grad = options.requires_grad();
-  return Tensor(impl);
-}
-
-inline Tensor empty(IntArrayRef sizes, const TensorOptions& options, std::optional<MemoryFormat> memory_format) {
-  MemoryFormat f = memory_format.value_or(options.memory_format_opt().value_or(MemoryFormat::Contiguous));
-  return empty_strided(sizes, f == MemoryFormat::ChannelsLast ? cuset_torch::channels_last_strides(sizes) : cuset_torch::contiguous_strides(sizes), options);
-}
-inline Tensor empty(IntArrayRef sizes, ScalarType st) { return empty(sizes, TensorOptions(st)); }
-inline Tensor zeros(IntArrayRef sizes, const TensorOptions& options = {}) { return empty(sizes, options).zero_(); }
-inline Tensor ones(IntArrayRef sizes, const TensorOptions& options = {}) { return empty(sizes, options).fill_(1); }
-inline Tensor full(IntArrayRef sizes, const Scalar& value, const TensorOptions& options = {}) {
-  TensorOptions o = options.has_dtype() ? options : options.dtype(value.isFloatingPoint() ? kFloat : value.isBoolean() ? kBool : kLong);
-  return empty(sizes, o).fill_(value);
-}
-
-inline TensorOptions like_options(const Tensor& t, const TensorOptions& o) { return t.merged(o); }
-inline Tensor empty_like(const Tensor& t, const TensorOptions& o = {}, std::optional<MemoryFormat> f = std::nullopt) {
-  MemoryFormat fmt = f.value_or(o.memory_format_opt().value_or(MemoryFormat::Preserve));
-  if (fmt == MemoryFormat::Preserve) {
-    if (t.is_non_overlapping_and_dense()) return empty_strided(t.sizes(), t.strides(), like_options(t, o));
-    fmt = t.suggest_memory_format();
-  }
-  return empty(t.sizes(), like_options(t, o), fmt);
-}
-inline Tensor empty_like(const Tensor& t, ScalarType st) { return empty_like(t, TensorOptions(st)); }
-inline Tensor zeros_like(const Tensor& t, const TensorOptions& o = {}, std::optional<MemoryFormat> f = std::nullopt) { return empty_like(t, o, f).zero_(); }
-inline Tensor zeros_like(const Tensor& t, ScalarType st) { return zeros_like(t, TensorOptions(st)); }
-inline Tensor ones_like(const Tensor& t, const TensorOptions& o = {}, std::optional<MemoryFormat> f = std::nullopt) { return empty_like(t, o, f).fill_(1); }
-inline Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o = {}, std::optional<MemoryFormat> f = std::nullopt) {
-  return empty_like(t, o, f).fill_(v);
-}
-inline Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options = {}) {
-  bool floating = start.isFloatingPoint() || end.isFloatingPoint() || step.isFloatingPoint();
-  TensorOptions o = options.has_dtype() ? options : options.dtype(floating ? kFloat : kLong);
-  double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
-  TORCH_CHECK(st != 0, "step must be nonzero");
-  int64_t n = std::max<int64_t>(0, (int64_t)std::ceil((e - s) / st));
-  Tensor out = empty({n}, o);
-  for (int64_t k = 0; k < n; ++k) cuset_torch::store_double((char*)out.data_ptr() + k * out.element_size(), out.scalar_type(), s + k * st);
-  return out;
-}
-inline Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options = {}) { return arange(start, end, 1, options); }
-inline Tensor arange(const Scalar& end, const TensorOptions& options = {}) { return arange(0, end, 1, options); }
-inline Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {}) {
-  auto impl = std::make_shared<cuset_torch::Impl>();
-  impl->storage = std::make_shared<cuset_torch::Storage>();
-  impl->storage->base = data;
-  impl->data = (char*)data;
-  impl->sizes = sizes.vec();
-  impl->strides = strides.vec();
-  impl->dtype = options.scalar_type();
-  impl->device = options.device();
-  return Tensor(impl);
-}
-inline Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {}) {
-  return from_blob(data, sizes, cuset_torch::contiguous_strides(sizes), options);
-}
-
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-using DimVector = std::vector<int64_t>;
-using TensorList = ArrayRef<Tensor>;
-
 }  // namespace at
+
+#include <ATen/Functions.h>  // the factories Tensor's methods call
 
 #endif  // CUSET_ATEN_TENSOR_H

@@ -1,0 +1,2 @@
+// Real-torch fallback of the CuSeT CPU emulator: the emulator's cooperative groups, not CUDA's.
+#include "../../../cooperative_groups/reduce.h"

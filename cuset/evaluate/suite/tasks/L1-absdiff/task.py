@@ -1,0 +1,28 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """
+    Elementwise absolute difference |a - b|.
+    """
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.abs(a - b)
+
+
+batch_size = 6
+dim = 1025
+
+
+def get_inputs():
+    a = torch.randn(batch_size, dim)
+    b = torch.randn(batch_size, dim)
+    return [a, b]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Sum over the last dimension."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.sum(dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(37, 1000)]
+
+
+def get_init_inputs():
+    return []
