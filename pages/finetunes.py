@@ -19,8 +19,11 @@ with st.form("start"):
     configs = ["(defaults)"] + list_named()
     objective = c.selectbox("Objective config", configs, key="ft_objective", help="Saved on the Threshold and weights page")
     steps = d.number_input("Max steps (0 = preset)", min_value=0, value=0, step=1, key="ft_steps")
+    e1, e2 = st.columns([3, 1])
+    evaluate = e1.checkbox("Evaluate the final model when done (results on the Results page)", value=True, key="ft_evaluate")
+    eval_limit = e2.number_input("on the first N suite tasks (0 = all)", min_value=0, value=0, key="ft_eval_limit")
     if st.form_submit_button("Start job"):
-        overrides = {"method": method}
+        overrides = {"method": method, "evaluate": {"limit": int(eval_limit)} if evaluate else False}
         if objective != "(defaults)":
             overrides["objective"] = objective
         if steps:

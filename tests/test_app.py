@@ -105,6 +105,7 @@ def test_finetunes_page_starts_a_job_and_lists_it():
     app.selectbox(key="ft_preset").set_value("tiny")
     app.selectbox(key="ft_method").set_value("sft")
     app.number_input(key="ft_steps").set_value(2)
+    app.number_input(key="ft_eval_limit").set_value(1)
     app.button[0].click().run()
     assert not app.exception
     assert any("Started job" in s.value for s in app.success)
@@ -114,4 +115,13 @@ def test_finetunes_page_starts_a_job_and_lists_it():
     assert finished.status == "completed", jobs.read_log(job.id)
     again = open_page("pages/finetunes.py")
     assert not again.exception
-    assert again.dataframe[0].value["status"].iloc[0] == "completed"
+    assert "completed" in again.dataframe[0].value["status"].tolist()
+    # "Evaluate when done" was on: an evaluation job of the final model follows by itself
+    evals = [j for j in jobs.list_jobs() if j.kind == "eval"]
+    assert evals and evals[0].model == f"job:{job.id}"
+    done = jobs.wait(evals[0].id, timeout=300)
+    assert done.status == "completed", jobs.read_log(done.id)
+    results = open_page("pages/results.py")
+    assert not results.exception
+    runs = next(d.value for d in results.dataframe if "candidates" in d.value.columns)
+    assert runs["model"].iloc[0] == f"job:{job.id}" and runs["method"].iloc[0] == "sft" and runs["candidates"].iloc[0] == 1

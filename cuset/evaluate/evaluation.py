@@ -180,3 +180,26 @@ def submit_evaluation(config: EvalConfig, start: bool = True) -> Any:
     from cuset.jobs import submit
 
     return submit(config.resolved(), start=start)
+
+
+def submit_after_training(train_job: int, train_config: Any, folder: Any) -> list[Any]:
+    """Evaluation jobs for a completed fine-tune (TrainConfig.evaluate / eval_every): its final
+    model, and every `eval_every`-th saved checkpoint. Returns the queued jobs."""
+    from pathlib import Path
+
+    from cuset.jobs import submit
+
+    overrides = dict(train_config.evaluate) if isinstance(train_config.evaluate, dict) else {}
+    overrides.pop("model", None)
+    specs = [f"job:{train_job}"]
+    if train_config.eval_every:
+        steps = sorted(int(p.name.split("-")[1]) for p in Path(folder).glob("checkpoints/checkpoint-*") if p.name.split("-")[1].isdigit())
+        specs += [f"job:{train_job}@checkpoint-{s}" for s in steps[train_config.eval_every - 1 :: train_config.eval_every]]
+    jobs = []
+    for spec in specs:
+        config = EvalConfig.from_dict({**overrides, "model": spec}, "TrainConfig.evaluate")
+        jobs.append(submit(config.resolved(), start=False))
+    from cuset.jobs import schedule
+
+    schedule()
+    return jobs

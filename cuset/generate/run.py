@@ -12,7 +12,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,16 +105,25 @@ def _requests(tasks: Mapping[str, str], config: GenerateConfig, tokenizer: Any) 
     return keys, requests
 
 
-def _check_context(keys: list[tuple[str, int]], requests: list[Request], config: GenerateConfig, limit: int | None) -> None:
+MIN_REPLY_TOKENS = 64
+
+
+def _check_context(keys: list[tuple[str, int]], requests: list[Request], config: GenerateConfig, limit: int | None) -> GenerateConfig:
+    """The config to generate with: max_new_tokens cut to what the model's context leaves after
+    the longest prompt (replies then end as "length"); an error when that leaves too little."""
     if limit is None or not requests:
-        return
+        return config
     longest = max(range(len(requests)), key=lambda i: len(requests[i].prompt_ids))
     need = len(requests[longest].prompt_ids) + config.max_new_tokens
+    room = limit - len(requests[longest].prompt_ids)
+    if need > limit and room >= MIN_REPLY_TOKENS:
+        return replace(config, max_new_tokens=room)
     if need > limit:
         raise ValueError(
             f"task {keys[longest][0]!r}: a {len(requests[longest].prompt_ids)}-token prompt plus max_new_tokens={config.max_new_tokens} "
             f"exceeds the model's {limit}-token context. Lower max_new_tokens, or set one_shot=false for a shorter prompt."
         )
+    return config
 
 
 def generate(
@@ -132,7 +141,7 @@ def generate(
         raise ValueError("No tasks to generate for: pass {task_id: task module text}.")
     engine = engine or make_engine(config, resolve_source(config.model))
     keys, requests = _requests(tasks, config, engine.tokenizer)
-    _check_context(keys, requests, config, engine.context_length())
+    config = _check_context(keys, requests, config, engine.context_length())
     started = time.perf_counter()
     completions = engine.run(requests, config, progress)
     seconds = time.perf_counter() - started

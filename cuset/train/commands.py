@@ -31,6 +31,7 @@ FLAG_FIELDS = (
     ("model", str), ("data", str), ("max_samples", int), ("max_length", int), ("epochs", float),
     ("max_steps", int), ("batch_size", int), ("grad_accum", int), ("lr", float), ("warmup_steps", float),
     ("lora_r", int), ("lora_alpha", int), ("save_steps", int), ("seed", int), ("output_dir", str), ("nproc", int),
+    ("eval_every", int),
 )
 
 
@@ -51,6 +52,8 @@ def _add_train(sub: Any) -> None:
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=helps[name])
     p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None, help=helps["bf16"])
     p.add_argument("--report-to", dest="report_to", help="comma-separated: " + helps["report_to"])
+    p.add_argument("--evaluate", action="store_const", const=True, default=None,
+                   help="when the fine-tune completes, evaluate its final model on the bundled suite (a background job; results on the Results page)")
     p.add_argument(
         "--ray", metavar="ADDRESS", default=None,
         help="submit the job to this Ray cluster's job server (http://HOST:8265) instead of running it here; "
@@ -103,7 +106,7 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
         base = TrainConfig.load(args.train_config).to_dict()
     preset = args.preset or base.get("preset") or "cpu"
     flags = {name: getattr(args, name) for name, _ in FLAG_FIELDS}
-    flags |= {"method": args.method, "objective": args.objective, "bf16": args.bf16, "report_to": args.report_to}
+    flags |= {"method": args.method, "objective": args.objective, "bf16": args.bf16, "report_to": args.report_to, "evaluate": args.evaluate}
     explicit = {k: v for k, v in flags.items() if v is not None}
     if args.train_config and args.preset:
         base = {k: v for k, v in base.items() if k not in PRESETS[preset]}  # the named preset wins over the file's preset values

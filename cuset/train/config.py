@@ -72,6 +72,8 @@ class TrainConfig(ConfigFile):
     report_to: list[str] = field(default_factory=list, metadata={"help": f"Extra loggers passed to the Trainer, any of {REPORTERS} (wandb runs offline)."})
     nproc: int = field(default=1, metadata={"help": "Processes of a job (> 1: launched with torchrun; gloo on CPU)."})
     threads: int = field(default=0, metadata={"help": "CPU threads per process (0 = the cores shared among the jobs allowed to run at once)."})
+    evaluate: bool | dict[str, Any] = field(default=False, metadata={"help": "When the fine-tune completes, evaluate its final model in a background job: true (EvalConfig defaults) or a mapping of EvalConfig fields (see cuset.evaluate.evaluation)."})
+    eval_every: int = field(default=0, metadata={"help": "With evaluate: also evaluate every N-th saved checkpoint (0 = the final model only)."})
 
     def __post_init__(self) -> None:
         if isinstance(self.report_to, str):
@@ -92,6 +94,7 @@ class TrainConfig(ConfigFile):
             (self.save_steps >= 1, f"save_steps={self.save_steps}: use at least 1."),
             (self.nproc >= 1, f"nproc={self.nproc}: use at least 1 process."),
             (self.threads >= 0, f"threads={self.threads}: use 0 (automatic) or a positive count."),
+            (self.eval_every >= 0, f"eval_every={self.eval_every}: use 0 (final model only) or a positive count."),
         ]
         for ok, message in checks:
             if not ok:

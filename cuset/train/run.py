@@ -72,6 +72,11 @@ def run_job(folder: Path) -> int:
         return 1
     if reporter is not None:
         reporter.finish("completed", result)
+        if config.evaluate:
+            from cuset.evaluate.evaluation import submit_after_training
+
+            for job in submit_after_training(reporter.job_id, config, folder):
+                log(f"evaluation job {job.id} queued for {job.model}")
         log(f"done: loss {result.get('final_loss')}, {result.get('steps')} steps in {result.get('total_s')} s")
         if not reporter.store.get(reporter.job_id).on_ray:  # a Ray job frees no local slot, and its node may be another machine
             schedule(reporter.store)

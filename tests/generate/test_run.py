@@ -62,9 +62,15 @@ def test_a_result_round_trips_through_its_folder(sharp_engine, tasks, tmp_path):
     assert loaded.generations == result.generations and loaded.config == result.config and loaded.stats == result.stats
 
 
-def test_prompts_that_do_not_fit_the_context_are_refused(sharp_engine, tasks):
-    with pytest.raises(ValueError, match=r"exceeds the model's 2048-token context.*one_shot=false"):
-        generate(tasks, GenerateConfig(max_new_tokens=1500), engine=sharp_engine)
+def test_replies_are_cut_to_the_context_and_prompts_that_do_not_fit_are_refused(sharp_engine, tasks):
+    from cuset.generate.run import _check_context, _requests
+
+    keys, requests = _requests(tasks, GenerateConfig(), sharp_engine.tokenizer)
+    longest = max(len(r.prompt_ids) for r in requests)
+    cut = _check_context(keys, requests, GenerateConfig(max_new_tokens=1500), 2048)
+    assert cut.max_new_tokens == 2048 - longest  # what the context leaves after the longest prompt
+    with pytest.raises(ValueError, match=r"exceeds the model's \d+-token context.*one_shot=false"):
+        _check_context(keys, requests, GenerateConfig(max_new_tokens=1500), longest + 10)
     with pytest.raises(ValueError, match=r"task 'empty': The task text is empty"):
         generate({"empty": ""}, GenerateConfig(**SHORT), engine=sharp_engine)
     with pytest.raises(ValueError, match="No tasks"):
