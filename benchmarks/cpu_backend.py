@@ -10,7 +10,9 @@
 2. One barrier per thread: a 256-thread block that calls __syncthreads() K times, minus the
    same kernel without barriers, divided by K x 256.
 3. Compile + run of a KernelBench-format elementwise solution through the shim path vs the
-   real torch CPU extension path (fresh build caches each run). Aim: <= 3 s median, >= 5x.
+   real torch CPU extension path (fresh build caches each run, the shim's precompiled header
+   included: the first shim run builds it). Whole command (Python + torch import + 5 trials).
+   Aim: <= 3 s median, >= 5x.
 The last line is one JSON object.
 """
 
@@ -21,6 +23,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -155,9 +158,11 @@ def kernelbench_figures(runs: int) -> dict[str, float]:
             for path in ("shim", "torch"):
                 sol = Path(tmp) / f"sol_{path}_{r}.py"
                 sol.write_text(ELEMENTWISE_SOLUTION.replace("BENCHTAG", f"{path}_{r}_{os.getpid()}"))
-                env = {**os.environ, "CUSET_WORKSPACE": str(Path(tmp) / f"ws{r}{path}"), "CUSET_KERNELBENCH_PATH": path}
+                env = {**os.environ, "CUSET_WORKSPACE": str(Path(tmp) / f"ws{r}{path}")}
+                env.pop("CUSET_BUILD_CACHE", None)
                 t0 = time.perf_counter()
-                proc = subprocess.run([os.sys.executable, "-m", "cuset.evaluate.cpu.kernelbench", str(sol), str(task)], capture_output=True, text=True, env=env)
+                proc = subprocess.run([sys.executable, "-m", "cuset.evaluate.cpu.kernelbench", str(sol), str(task), "--path", path],
+                                      capture_output=True, text=True, env=env)
                 dt = time.perf_counter() - t0
                 result = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {}
                 if not result.get("correct") or result.get("path") != path:

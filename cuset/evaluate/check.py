@@ -5,6 +5,11 @@
                         # unsupported | wrong_result | correct
     result["compiled"], result["correct"], result["message"], result["max_abs_error"],
     result["path"]      # "shim" or "torch": how the CPU backend built the CUDA extension
+                        # ("nvcc" for the compile backend, "cuda" on a GPU)
+
+Backends: `cpu` (the emulator, cuset.evaluate.cpu), `compile` (nvcc with torch's headers,
+nothing run: status "compiled" or "compile_error"), `cuda` (a real GPU, KernelBench's way, with
+runtimes for speedups); see cuset.evaluate.backends.
 
 The candidate (its Python, its load_inline build and its kernels) runs as
 `python -m cuset.evaluate.cpu.kernelbench` inside `cuset.evaluate.sandbox` with limits on
@@ -26,8 +31,11 @@ from typing import Any
 from cuset.evaluate.cpu.build import cache_dir
 from cuset.evaluate.sandbox import MEMORY_MARKERS, PROCESS_MARKERS, Limits, Outcome, run, scratch
 
-CATEGORIES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "correct")
-BACKENDS = ("cpu",)
+CATEGORIES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "correct", "compiled")
+BACKENDS = ("cpu", "compile", "cuda")
+# nvcc with torch's headers takes 40-90 s and ~2 GB here; CUDA maps terabytes of virtual memory
+# (no address-space limit for it: the wall, CPU and process limits still hold)
+BACKEND_LIMITS = {"cpu": (1.0, 8192), "compile": (4.0, 6144), "cuda": (1.0, None)}
 LIMIT_STATUSES = {"memory_limit": "memory", "process_limit": "processes", "file_limit": "file size", "output_limit": "output"}
 
 
@@ -35,7 +43,7 @@ def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int
                    memory_mb: int = 8192, workers: int | None = None) -> dict[str, Any]:
     """Build, run and compare one solution; see the module docstring for the record."""
     if backend not in BACKENDS:
-        raise ValueError(f"backend {backend!r}: this command runs {', '.join(BACKENDS)} (the cuda backend comes with evaluation)")
+        raise ValueError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     for label, path in (("solution", solution), ("task", task)):
         if not Path(path).is_file():
             raise ValueError(f"{label} file {path}: not found")
@@ -55,8 +63,14 @@ def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int
         for name in ("CUSET_KERNELBENCH_PATH", "CUDA_HOME", "CUSET_CXX"):
             if os.environ.get(name):
                 env[name] = os.environ[name]
-        limits = Limits(wall_s=timeout, cpu_s=timeout * 2, memory_mb=memory_mb, processes=256, file_mb=512, output_kb=1024)
-        argv = [sys.executable, "-m", "cuset.evaluate.cpu.kernelbench", "solution.py", "task.py", "--trials", str(trials)]
+        scale, memory = BACKEND_LIMITS[backend]
+        wall = timeout * scale
+        limits = Limits(wall_s=wall, cpu_s=wall * 2, memory_mb=memory and max(memory, memory_mb), processes=256, file_mb=512, output_kb=1024)
+        module = {"cpu": ["cuset.evaluate.cpu.kernelbench"], "compile": ["cuset.evaluate.backends", "compile"],
+                  "cuda": ["cuset.evaluate.backends", "cuda"]}[backend]
+        argv = [sys.executable, "-m", *module, "solution.py", "task.py", "--trials", str(trials)]
+        if backend == "compile":
+            argv = argv[:-3]
         outcome = run(argv, cwd=tmp, limits=limits, env=env, keep_paths=[shared_cache])
         _harvest(tmp / "cache", shared_cache)
     result = _record(outcome, solution)

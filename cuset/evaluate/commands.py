@@ -22,10 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cuset.evaluate.check import BACKENDS
 from cuset.evaluate.cpu.build import EXIT_BACKEND, EXIT_COMPILE_ERROR, EXIT_UNSUPPORTED, build_program
 from cuset.evaluate.cpu.run import SCHEDULES, RunOptions, fill_check, race_check
 
-BACKENDS_ALL = ("cpu",)
+BACKENDS_ALL = BACKENDS
 
 EXIT_DIFFERS = 122
 BUILD_EXIT = {"compile_error": EXIT_COMPILE_ERROR, "unsupported": EXIT_UNSUPPORTED, "backend_error": EXIT_BACKEND}
@@ -50,7 +51,7 @@ def add_evaluate_commands(sub: Any) -> None:
     p = sub.add_parser("check", help="check a KernelBench-format solution (ModelNew) against its task")
     p.add_argument("solution", help="the solution .py (defines ModelNew)")
     p.add_argument("--task", required=True, help="the task .py (defines Model, get_inputs, get_init_inputs)")
-    p.add_argument("--backend", default="cpu", choices=("cpu",), help="cpu: the emulator (the cuda backend comes with evaluation)")
+    p.add_argument("--backend", default="cpu", choices=BACKENDS, help="cpu: the emulator; compile: nvcc only; cuda: a real GPU")
     p.add_argument("--trials", type=int, default=5)
     p.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit of the candidate process, seconds")
     p.add_argument("--json", action="store_true", help="print one JSON object")

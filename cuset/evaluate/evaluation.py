@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from cuset.config import ConfigFile
 from cuset.evaluate.check import BACKENDS
 from cuset.evaluate.harness import Candidate, evaluate_candidates
-from cuset.evaluate.metrics import pass_at_k_table, summarise
+from cuset.evaluate.metrics import pass_at_k_table, speedups, summarise
 from cuset.evaluate.results import ResultStore
 
 SOLUTIONS = ("generate", "reference", "wrong")
@@ -146,6 +146,7 @@ def summary_of(records: list[dict[str, Any]]) -> dict[str, Any]:
     if ks:
         overall.update(pass_at_k_table(frame, ks=ks).iloc[0].to_dict())
     overall["by_level"] = summarise(frame, by=["level"]).to_dict(orient="records")
+    overall.update(speedups(frame))
     return {k: (float(v) if hasattr(v, "item") else v) for k, v in overall.items()}
 
 

@@ -69,6 +69,7 @@ def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: f
         "atol": result.get("atol"),
         "rtol": result.get("rtol"),
         "runtime_ms": result.get("runtime_ms"),
+        "ref_runtime_ms": result.get("ref_runtime_ms"),
         "wall_s": result.get("wall_s"),
     }
 

@@ -85,3 +85,19 @@ def compare_runs(frame: pd.DataFrame, run_a: int, run_b: int) -> pd.DataFrame:
     cb = merged["correct_b"].fillna(False).astype(bool)
     merged["change"] = np.where(~ca & cb, "fixed", np.where(ca & ~cb, "broken", "same"))
     return merged.sort_values(["change", "task_id"], key=lambda s: s.map({"fixed": 0, "broken": 1, "same": 2}) if s.name == "change" else s)
+
+
+def speedups(frame: pd.DataFrame, ps: Sequence[float] = (0.0, 1.0, 1.5, 2.0)) -> dict[str, float]:
+    """GPU runs only (rows with runtimes): geometric-mean speedup of correct candidates over
+    the reference, and KernelBench's fast_p: the share of tasks whose first candidate is
+    correct and more than p times faster than the reference."""
+    if "runtime_ms" not in frame or frame["runtime_ms"].isna().all():
+        return {}
+    first = frame[frame["sample"] == 0]
+    ok = first[first["correct"] & first["runtime_ms"].gt(0) & first["ref_runtime_ms"].gt(0)]
+    ratio = ok["ref_runtime_ms"] / ok["runtime_ms"]
+    out = {"speedup_geomean": float(np.exp(np.log(ratio).mean())) if len(ratio) else float("nan")}
+    n = first["task_id"].nunique()
+    for p in ps:
+        out[f"fast_{p:g}"] = float((ratio > p).sum() / n) if n else float("nan")
+    return out

@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS eval_results (
     atol REAL,
     rtol REAL,
     runtime_ms REAL,
+    ref_runtime_ms REAL,
     wall_s REAL,
     code TEXT NOT NULL DEFAULT '',
     reply TEXT NOT NULL DEFAULT '',
@@ -66,7 +67,9 @@ CREATE TABLE IF NOT EXISTS eval_results (
 """
 
 RESULT_COLUMNS = ("task_id", "sample", "level", "family", "split", "status", "compiled", "correct", "message", "error_line",
-                  "max_abs_error", "max_rel_error", "first_diff", "path", "atol", "rtol", "runtime_ms", "wall_s", "code", "reply")
+                  "max_abs_error", "max_rel_error", "first_diff", "path", "atol", "rtol", "runtime_ms", "ref_runtime_ms", "wall_s", "code", "reply")
+# Columns added after the table's first release: older databases gain them when opened.
+ADDED_RESULT_COLUMNS = (("ref_runtime_ms", "REAL"),)
 RUN_COLUMNS = ("label", "model", "method", "train_job", "eval_job", "suite", "backend", "n_samples")
 
 
@@ -77,6 +80,10 @@ class ResultStore:
         self.store = store or Store()
         with self.store.connect() as db:
             db.executescript(SCHEMA)
+            have = {row[1] for row in db.execute("PRAGMA table_info(eval_results)")}
+            for name, kind in ADDED_RESULT_COLUMNS:
+                if name not in have:
+                    db.execute(f"ALTER TABLE eval_results ADD COLUMN {name} {kind}")
 
     def create_run(self, config: dict[str, Any] | None = None, **fields: Any) -> int:
         unknown = set(fields) - set(RUN_COLUMNS)

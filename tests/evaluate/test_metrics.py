@@ -93,3 +93,16 @@ def test_compare_runs_names_fixed_and_broken_tasks():
     assert table.loc["a", "change"] == "fixed" and table.loc["b", "change"] == "broken" and table.loc["c", "change"] == "same"
     assert table.loc["b", "status_b"] == "compile_error"
     assert list(compare_runs(frame, 1, 2)["change"]) == ["fixed", "broken", "same"]
+
+
+def test_speedups_and_fast_p_by_hand():
+    from cuset.evaluate.metrics import speedups
+
+    frame = pd.DataFrame({
+        "task_id": ["a", "b", "c", "d"], "sample": [0] * 4, "correct": [True, True, False, True],
+        "runtime_ms": [1.0, 4.0, 0.5, 2.0], "ref_runtime_ms": [2.0, 2.0, 2.0, 2.0],
+    })
+    s = speedups(frame)
+    assert s["speedup_geomean"] == pytest.approx((2.0 * 0.5 * 1.0) ** (1 / 3))  # correct ones only
+    assert s["fast_0"] == pytest.approx(3 / 4) and s["fast_1"] == pytest.approx(1 / 4) and s["fast_2"] == 0.0
+    assert speedups(frame.assign(runtime_ms=float("nan"))) == {}

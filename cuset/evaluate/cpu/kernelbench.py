@@ -94,6 +94,8 @@ class KernelBenchOptions:
     seed: int = 42  # seed before get_init_inputs() and before each model; trial seeds derive from it
     timeout_s: float | None = None  # whole evaluation, forked mode only; None: no limit
     path: str = "auto"  # how load_inline builds: "auto" (shim, real torch if needed), "shim", "torch"
+    device: str = "cpu"  # "cpu": the emulator; "cuda": torch's own load_inline on a real GPU (cuset.evaluate.backends)
+    timing_runs: int = 0  # with device="cuda": time ModelNew and Model over this many calls (median, ms)
 
     def __post_init__(self) -> None:
         if self.trials < 1:
@@ -104,6 +106,8 @@ class KernelBenchOptions:
             raise ValueError(f"timeout_s must be positive or None, got {self.timeout_s}.")
         if self.path not in PATHS:
             raise ValueError(f"path must be one of {list(PATHS)}, got {self.path!r}.")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', got {self.device!r}.")
 
 
 @dataclass
@@ -137,6 +141,8 @@ class KernelBenchResult:
     stage: str = "task"  # where it stopped: task, solution, init, run, compare, done
     first_bad: dict[str, Any] | None = None  # first differing element: index, out, ref, n_bad
     ext_calls: int = 0  # calls into compiled functions during the trials
+    runtime_ms: float | None = None  # device="cuda" with timing_runs: ModelNew's median call
+    ref_runtime_ms: float | None = None  # ... and Model's
     builds: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -808,7 +814,7 @@ def run_solution(solution_path: str | Path, task_path: str | Path, options: Kern
     solution_path, task_path = Path(solution_path), Path(task_path)
     result = KernelBenchResult(trials_requested=opts.trials, atol=opts.atol, rtol=opts.rtol)
     session = Session(solution_path.name, solution_path.read_text(encoding="utf-8"), progress, opts.path)
-    with cuda_on_cpu(session):
+    with cuda_on_cpu(session) if opts.device == "cpu" else on_gpu(session):
         try:
             task = _exec_file(task_path, "__cuset_task__")
         except Exception as exc:
@@ -841,6 +847,8 @@ def run_solution(solution_path: str | Path, task_path: str | Path, options: Kern
             model = task["Model"](*init_inputs).eval()
             torch.manual_seed(opts.seed)
             model_new = solution["ModelNew"](*init_inputs).eval()
+            if opts.device == "cuda":
+                model, model_new = model.cuda(), model_new.cuda()
         except BuildFailed:
             _finish_builds(result, session)
             return result.to_dict()
@@ -871,6 +879,8 @@ def _run_trials(result: KernelBenchResult, model: Any, model_new: Any, get_input
         try:
             torch.manual_seed(seed)
             inputs = get_inputs()
+            if opts.device == "cuda":
+                inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in inputs]
             with torch.no_grad():
                 ref = model(*inputs)
                 calls = session.calls
@@ -891,8 +901,58 @@ def _run_trials(result: KernelBenchResult, model: Any, model_new: Any, get_input
             return
         result.trials += 1
     result.status, result.correct, result.stage = "correct", True, "done"
+    if opts.device == "cuda" and opts.timing_runs:
+        result.runtime_ms, result.ref_runtime_ms = (_gpu_time(m, inputs, opts.timing_runs) for m in (model_new, model))
     if result.ext_calls == 0 and session.records:
         result.message = "correct, but ModelNew never called a compiled function"
+
+
+def _gpu_time(model: Any, inputs: list[Any], runs: int) -> float:
+    """Median wall time of one call on the GPU, ms (CUDA events; after three warm-up calls)."""
+    import statistics
+
+    import torch
+
+    times = []
+    with torch.no_grad():
+        for i in range(runs + 3):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            model(*inputs)
+            end.record()
+            torch.cuda.synchronize()
+            if i >= 3:
+                times.append(start.elapsed_time(end))
+    return round(statistics.median(times), 4)
+
+
+@contextlib.contextmanager
+def on_gpu(session: Session):
+    """torch's own load_inline (nvcc, a real GPU), its calls recorded like the emulator's."""
+    import torch.utils.cpp_extension as cpp_ext
+
+    real = cpp_ext.load_inline
+
+    def recorded(name: str, *args: Any, **kwargs: Any) -> Any:
+        record = BuildRecord(str(name), path="cuda")
+        t0 = time.perf_counter()
+        try:
+            module = real(name, *args, **kwargs)
+        except Exception as exc:  # a bad candidate is a result
+            record.message = _torch_error(exc)
+            session.records.append(record)
+            raise BuildFailed(record) from None
+        finally:
+            record.compile_s = round(time.perf_counter() - t0, 3)
+        record.status = "built"
+        session.records.append(record)
+        return module
+
+    cpp_ext.load_inline = recorded
+    try:
+        yield
+    finally:
+        cpp_ext.load_inline = real
 
 
 # ---------------------------------------------------------------- isolation
