@@ -37,7 +37,7 @@ class EvalConfig(ConfigFile):
 
     model: str = field(default="default", metadata={"help": "Model that writes the candidates: a name or folder, or job:ID[@checkpoint-N] for a fine-tune."})
     solutions: str = field(default="generate", metadata={"help": f"Where candidates come from, one of {SOLUTIONS}."})
-    suite: str = field(default="bundled", metadata={"help": "'bundled', a KernelBench checkout folder, or hf:NAME (see cuset.evaluate.suite)."})
+    suite: str = field(default="bundled", metadata={"help": "'bundled', 'corpus' (the training corpus's own solutions), a KernelBench checkout folder, or hf:NAME."})
     levels: list[int] = field(default_factory=list, metadata={"help": "Levels to keep (1, 2, 3); empty = all."})
     families: list[str] = field(default_factory=list, metadata={"help": "Op families to keep; empty = all."})
     split: str = field(default="", metadata={"help": "'in_distribution' or 'held_out' to keep one part; '' = both."})
@@ -106,13 +106,28 @@ def field_help() -> dict[str, str]:
 def select_tasks(config: EvalConfig) -> list[Any]:
     from cuset.evaluate.suite import load_kernelbench, load_suite
 
-    if config.suite == "bundled":
+    if config.suite == "corpus":
+        tasks = corpus_tasks()
+        if config.families:
+            tasks = [t for t in tasks if t.family in config.families]
+    elif config.suite == "bundled":
         tasks = load_suite("bundled", levels=config.levels or None, families=config.families or None, split=config.split or None)
     else:
         tasks = load_kernelbench(config.suite, level=config.levels[0] if len(config.levels) == 1 else None)
         if config.levels:
             tasks = [t for t in tasks if t.level in config.levels]
     return tasks[: config.limit] if config.limit else tasks
+
+
+def corpus_tasks() -> list[Any]:
+    """The bundled training corpus as tasks (its `task` field, its response as the reference):
+    `cuset eval --suite corpus --solutions reference` checks every corpus solution with the
+    same harness as the evaluation suite."""
+    from cuset.data import load
+    from cuset.evaluate.suite import Task
+
+    return [Task(id=s.id, level=1, task_text=s.task, family=s.family, split="train", reference_text=s.response, source="corpus")
+            for s in load("bundled") if s.task]
 
 
 def _candidate(task: Any, sample: int, code: str, reply: str = "") -> Candidate:

@@ -116,3 +116,19 @@ def test_finetunes_page_starts_a_job_and_shows_its_curve(page, app_url):
         "() => [...document.querySelectorAll('.js-plotly-plot .scatterlayer .trace')].length > 0", timeout=deadline_ms,
     )
     screenshot(page, "finetunes")
+
+
+def test_results_page_shows_runs_side_by_side_and_one_candidate(page, app_url):
+    from cuset.evaluate.evaluation import EvalConfig, run_evaluation
+
+    run_evaluation(EvalConfig(solutions="reference", levels=[1], limit=2, label="suite references"))
+    run_evaluation(EvalConfig(solutions="wrong", levels=[1], limit=2, label="planted bugs"))
+    page.goto(f"{app_url}/results")
+    page.get_by_text("Compare two runs task by task").wait_for(timeout=60_000)
+    wait_idle(page)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 4", timeout=60_000)
+    body = page.inner_text("body")
+    changed = re.search(r"fixed in B: (\d+), broken in B: (\d+), unchanged: (\d+)", body)
+    assert changed and int(changed.group(1)) + int(changed.group(2)) >= 1  # references vs planted bugs differ
+    assert "Share correct by level" in page.content()
+    screenshot(page, "results")

@@ -109,3 +109,17 @@ def test_an_evaluation_runs_as_a_background_job_with_generated_candidates():
     assert len(frame) == 1 and frame.loc[0, "reply"] != ""  # the tiny model wrote something (not a solution)
     assert frame.loc[0, "status"] == "compile_error"
     assert ResultStore().get_run(run_id)["eval_job"] == job.id
+
+
+def test_training_corpus_solutions_pass_through_the_same_harness():
+    """One corpus solution per family through the evaluation harness (the whole corpus:
+    `cuset eval --suite corpus --solutions reference`; all 213 passed when last run)."""
+    from cuset.evaluate.evaluation import build_candidates, select_tasks
+
+    config = EvalConfig(suite="corpus", solutions="reference")
+    tasks = select_tasks(config)
+    assert len(tasks) == 213
+    one_each = list({t.family: t for t in tasks}.values())
+    records = evaluate_candidates(build_candidates(config, one_each), workers=2)
+    assert len(records) == 8
+    assert all(r["status"] == "correct" for r in records), [(r["task_id"], r["message"]) for r in records if not r["correct"]]
