@@ -36,8 +36,7 @@ def run_job(folder: Path) -> int:
             return
         last[0] = time.time()
         rate = done / max(time.time() - started, 1e-6)
-        reporter.phase(phase)
-        reporter.progress(done, total, (total - done) / rate if rate > 0 else 0.0)
+        reporter.progress(done, total, (total - done) / rate if rate > 0 else 0.0, phase=phase)
 
     try:
         run_id = run_evaluation(config, progress=progress, eval_job=reporter.job_id if reporter else None)

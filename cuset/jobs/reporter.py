@@ -59,9 +59,9 @@ class JobReporter:
     def phase(self, text: str) -> None:
         self.store.update(self.job_id, phase=text[:200], last_heartbeat=time.time())
 
-    def progress(self, step: int, total: int, eta_s: float) -> None:
+    def progress(self, step: int, total: int, eta_s: float, phase: str = "training") -> None:
         eta = eta_s if eta_s == eta_s else None  # NaN -> NULL
-        self.store.update(self.job_id, step=int(step), total_steps=int(total), eta_s=eta, phase="training", last_heartbeat=time.time())
+        self.store.update(self.job_id, step=int(step), total_steps=int(total), eta_s=eta, phase=phase, last_heartbeat=time.time())
 
     def finish(self, status: str, result: dict[str, Any] | None = None, error: str = "") -> None:
         """Write the final status, unless the job is being cancelled (cancel writes that)."""
