@@ -9,7 +9,7 @@ fragment reruns, so it is switched off in .streamlit/config.toml.
 
 import streamlit as st
 
-st.set_page_config(page_title="CuSeT Workbench", layout="wide")
+st.set_page_config(page_title="CuSeT Workbench", layout="wide", initial_sidebar_state="expanded")
 pages = [
     st.Page("pages/home.py", title="Home", default=True),
     st.Page("pages/heatmap.py", title="Confidence heatmap", url_path="heatmap"),
@@ -17,6 +17,7 @@ pages = [
     st.Page("pages/tuning.py", title="Threshold and weights", url_path="tuning"),
     st.Page("pages/finetunes.py", title="Fine-tunes", url_path="finetunes"),
     st.Page("pages/results.py", title="Results", url_path="results"),
+    st.Page("pages/figures.py", title="Figures", url_path="figures"),
 ]
 current = st.navigation(pages, position="hidden")
 with st.sidebar:

@@ -125,3 +125,31 @@ def test_finetunes_page_starts_a_job_and_lists_it():
     assert not results.exception
     runs = next(d.value for d in results.dataframe if "candidates" in d.value.columns)
     assert runs["model"].iloc[0] == f"job:{job.id}" and runs["method"].iloc[0] == "sft" and runs["candidates"].iloc[0] == 1
+
+
+def test_figures_page_lists_figures_and_regenerates_them(tmp_path, monkeypatch):
+    from cuset import jobs
+    from cuset.figures import FiguresConfig, make_all
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path))  # a workspace without figures, jobs or runs
+    app = open_page("pages/figures.py")
+    assert app.title[0].value == "Paper figures"
+    assert any("No figures yet" in i.value for i in app.info)
+    made = make_all(config=FiguresConfig(limit=3, formats=["pdf", "png"]))
+    count = sum(f.made for f in made)
+    app = open_page("pages/figures.py")
+    assert not app.info and len(app.get("image")) == count == 3
+    labels = [b.proto.label for b in app.get("download_button")]
+    assert labels == ["PDF", "PNG"] * count
+    assert any("Training curves" in m.value and "fine-tune" in m.value for m in app.markdown)  # skipped, with the reason
+    assert any("3 samples" in c.value for c in app.caption)
+    app.button(key="fig_regenerate").click().run()
+    assert not app.exception
+    assert any("Started job" in s.value for s in app.success)
+    job = jobs.list_jobs()[0]
+    assert (job.kind, job.model) == ("figures", "tiny")
+    app.run()  # the live fragment shows the job's progress
+    texts = [p.proto.text for p in app.get("progress")]
+    assert jobs.get(job.id).is_final or any(f"Job {job.id}" in t for t in texts), texts
+    if not jobs.get(job.id).is_final:
+        jobs.cancel(job.id)  # it would score the whole corpus: minutes under the tiny model

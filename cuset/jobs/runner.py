@@ -48,7 +48,7 @@ from cuset.jobs.store import (
 from cuset.workspace import workspace_dir
 
 START_GRACE_S = 120.0
-ENTRY_POINTS = {"train": "cuset.train.run", "eval": "cuset.evaluate.job"}
+ENTRY_POINTS = {"train": "cuset.train.run", "eval": "cuset.evaluate.job", "figures": "cuset.figures.job"}
 _children: dict[int, subprocess.Popen] = {}
 
 
@@ -362,8 +362,8 @@ def cancel(job_id: int, grace: float = 10.0, store: JobStore | None = None) -> J
 
 
 def resume(job_id: int, store: JobStore | None = None) -> Job:
-    """Queue a lost, failed or cancelled job again; its process resumes from the last
-    complete checkpoint in its folder (or starts over when there is none)."""
+    """Queue a lost, failed or cancelled job again; a fine-tune resumes from the last
+    complete checkpoint in its folder (or starts over when there is none), other kinds rerun."""
     from cuset.train.config import TrainConfig
     from cuset.train.recipe import last_checkpoint
 
@@ -371,10 +371,13 @@ def resume(job_id: int, store: JobStore | None = None) -> Job:
     job = store.get(job_id)
     if job.status not in RESUMABLE:
         raise JobError(f"Job {job.id} is {job.status}: only {', '.join(RESUMABLE)} jobs can be resumed.")
-    config = TrainConfig.load(job.folder / "config.yaml")
-    run_dir = Path(config.output_dir) if config.output_dir else job.folder
-    checkpoint = last_checkpoint(run_dir / "checkpoints")
-    phase = f"queued to resume from {checkpoint.name}" if checkpoint else "queued to start over (no checkpoint)"
+    if job.kind == "train":
+        config = TrainConfig.load(job.folder / "config.yaml")
+        run_dir = Path(config.output_dir) if config.output_dir else job.folder
+        checkpoint = last_checkpoint(run_dir / "checkpoints")
+        phase = f"queued to resume from {checkpoint.name}" if checkpoint else "queued to start over (no checkpoint)"
+    else:  # evaluations and figures have no checkpoints: they run again from the start
+        phase = "queued to run again"
     if not store.transition(job.id, RESUMABLE, QUEUED, phase=phase, error="", pid=None, finished=None, eta_s=None, attempts=job.attempts + 1):
         raise JobError(f"Job {job.id} changed status while resuming; try again.")
     schedule(store)

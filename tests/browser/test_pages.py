@@ -132,3 +132,20 @@ def test_results_page_shows_runs_side_by_side_and_one_candidate(page, app_url):
     assert changed and int(changed.group(1)) + int(changed.group(2)) >= 1  # references vs planted bugs differ
     assert "Share correct by level" in page.content()
     screenshot(page, "results")
+
+
+def test_figures_page_shows_the_figures(page, app_url):
+    from cuset.figures import FiguresConfig, make_all
+
+    made = [f for f in make_all(config=FiguresConfig(model="tiny", limit=3)) if f.made]  # into the app's workspace
+    page.goto(app_url)
+    page.get_by_role("link", name="Figures").click()  # registered in app.py's navigation
+    page.get_by_text("Confidence of CUDA-sensitive vs other tokens", exact=True).wait_for(timeout=60_000)
+    assert page.url.endswith("/figures")
+    wait_idle(page)
+    images = page.locator('[data-testid="stImage"] img')
+    assert images.count() == len(made) >= 3
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stImage] img')].every(i => i.complete && i.naturalWidth > 500)")
+    assert page.get_by_role("button", name="PDF").count() == len(made)
+    assert "Training curves" in page.inner_text("body")  # listed as not made, with the reason
+    screenshot(page, "figures")

@@ -1,0 +1,73 @@
+"""Figures: the paper figures from the stored results, with downloads; regenerated in the background."""
+
+import re
+from pathlib import Path
+
+import streamlit as st
+
+from cuset import figures, jobs
+from cuset.models import model_name
+
+MIME = {"pdf": "application/pdf", "svg": "image/svg+xml", "png": "image/png"}
+
+
+def plain(text: str) -> str:
+    """Text shown as itself: markdown and LaTeX ($) characters escaped (data names hold '_')."""
+    return re.sub(r"([\\*_{}\[\]<>()#+!|~$])", r"\\\1", text)
+
+
+st.title("Paper figures")
+jobs.reconcile()
+st.caption(f"Folder: `{figures.default_dir()}`; the same files come from `python -m analysis.figures`.")
+manifest = figures.read_manifest()
+shown = manifest[0].get("generated_unix") if manifest else None
+
+model = st.session_state.get("model", model_name())
+if st.button("Regenerate all figures", key="fig_regenerate", type="primary",
+             help=f"A background job: scores under {model} (what is not cached yet), fine-tune metrics, evaluation runs."):
+    try:
+        job = jobs.submit(figures.FiguresConfig(model=model))
+        st.success(f"Started job {job.id}: status {job.status}.")
+    except (ValueError, jobs.JobError) as exc:
+        st.error(str(exc))
+
+
+@st.fragment(run_every=2)
+def progress() -> None:
+    """The newest figures job, live; reloads the page when it has written new figures."""
+    job = figures.latest_job()
+    now = figures.read_manifest()
+    if now and now[0].get("generated_unix") != shown:
+        st.rerun()
+    if job is None:
+        return
+    if not job.is_final:
+        waiting = f" (waits for a free job slot: {jobs.max_running()} at once)" if job.status == "queued" else ""
+        st.progress(job.progress, text=f"Job {job.id}: {job.status}, {job.phase} {job.step}/{job.total_steps}{waiting}")
+    elif job.status != "completed":
+        st.error(plain(f"Job {job.id} {job.status}: {job.error or 'see its log on the Fine-tunes page'}"))
+
+
+progress()
+
+if manifest is None:
+    st.info("No figures yet: press **Regenerate all figures**, or run `python -m analysis.figures`.")
+    st.stop()
+
+info, made = manifest
+config = info.get("config", {})
+st.caption(plain(f"Generated {info.get('generated', '?')} from model {config.get('model', '?')} on {config.get('data', '?')}."))
+for figure in (f for f in made if f.made):
+    st.subheader(figure.title)
+    if "png" in figure.files:
+        st.image(figure.files["png"], width=900, alt=figure.title)
+    st.caption(plain(figure.caption))
+    row = st.container(horizontal=True)
+    for fmt, path in figure.files.items():
+        row.download_button(fmt.upper(), Path(path).read_bytes(), file_name=Path(path).name, mime=MIME[fmt],
+                            key=f"dl_{figure.name}_{fmt}", help=f"{figure.name}.{fmt}")
+skipped = [f for f in made if not f.made]
+if skipped:
+    st.subheader("Not made this time")
+    for figure in skipped:
+        st.markdown(f"- **{plain(figure.title)}**: {plain(figure.skipped)}")
