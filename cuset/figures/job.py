@@ -11,50 +11,28 @@ was not queued.
 
 from __future__ import annotations
 
-import os
 import sys
-import time
-import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def run_job(folder: Path) -> int:
     from cuset.figures import FiguresConfig, make_all
-    from cuset.jobs import JobReporter, schedule
+    from cuset.jobs.reporter import run_as_job
 
     config = FiguresConfig.load(folder / "config.yaml")
-    reporter = JobReporter.for_folder(folder)
-    if reporter is not None and not reporter.start(os.getpid()):
-        print(f"cuset: job {reporter.job_id} is not queued: nothing to run", flush=True)
-        return 3
-    started, last = time.time(), [0.0]
 
-    def progress(phase: str, done: int, total: int) -> None:
-        print(f"{phase}: {done}/{total}", flush=True)
-        if reporter is None or time.time() - last[0] < 0.5 and done < total:
-            return
-        last[0] = time.time()
-        rate = done / max(time.time() - started, 1e-6)
-        reporter.progress(done, total, (total - done) / rate if rate > 0 else 0.0)
-        reporter.phase(phase)  # after progress(), which names every phase "training"
-
-    try:
+    def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
         figures = make_all(config=config, progress=progress)
-    except Exception as exc:  # noqa: BLE001 - any failure becomes the job's final status
-        traceback.print_exc()
-        if reporter is not None:
-            reporter.finish("failed", error=f"{type(exc).__name__}: {exc}"[:2000])
-        return 1
-    made = [f.name for f in figures if f.made]
-    skipped = {f.name: f.skipped for f in figures if not f.made}
-    for name, why in skipped.items():
-        print(f"skipped {name}: {why}", flush=True)
-    print(f"done: {len(made)} figures in {config.out_dir}", flush=True)
-    if reporter is not None:
-        reporter.finish("completed", {"out_dir": config.out_dir, "made": made, "skipped": skipped})
-        if not reporter.store.get(reporter.job_id).on_ray:
-            schedule(reporter.store)
-    return 0
+        made = [f.name for f in figures if f.made]
+        skipped = {f.name: f.skipped for f in figures if not f.made}
+        for name, why in skipped.items():
+            print(f"skipped {name}: {why}", flush=True)
+        print(f"done: {len(made)} figures in {config.out_dir}", flush=True)
+        return {"out_dir": config.out_dir, "made": made, "skipped": skipped}
+
+    return run_as_job(folder, work)
 
 
 def main(argv: list[str] | None = None) -> int:

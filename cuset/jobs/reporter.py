@@ -9,9 +9,12 @@ writes a heartbeat every few seconds, independent of how long a training step ta
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +75,39 @@ class JobReporter:
         if result is not None:
             values["result"] = result
         self.store.transition(self.job_id, tuple(s for s in ACTIVE if s != "cancelling"), status, **values)
+
+
+def run_as_job(folder: Path, work: Callable[[Callable[[str, int, int], None]], dict[str, Any]]) -> int:
+    """The body of a job process other than training (evaluations, figures): claim the job in
+    JOB_DIR, run `work(progress)` with `progress(phase, done, total)` reported to the store (at
+    most twice a second, and always the last step), write the final status with the dict
+    `work` returns, then start the next queued job. Exit status: 0 done, 1 failed, 3 the job
+    was not queued. Without JOB_DIR/job.json (a folder run by hand) nothing is reported."""
+    from cuset.jobs.runner import schedule
+
+    reporter = JobReporter.for_folder(folder)
+    if reporter is not None and not reporter.start(os.getpid()):
+        print(f"cuset: job {reporter.job_id} is not queued: nothing to run", flush=True)
+        return 3
+    started, last = time.time(), [0.0]
+
+    def progress(phase: str, done: int, total: int) -> None:
+        print(f"{phase}: {done}/{total}", flush=True)
+        if reporter is None or (time.time() - last[0] < 0.5 and done < total):
+            return
+        last[0] = time.time()
+        rate = done / max(time.time() - started, 1e-6)
+        reporter.progress(done, total, (total - done) / rate if rate > 0 else 0.0, phase=phase)
+
+    try:
+        result = work(progress)
+    except Exception as exc:  # noqa: BLE001 - any failure becomes the job's final status
+        traceback.print_exc()
+        if reporter is not None:
+            reporter.finish("failed", error=f"{type(exc).__name__}: {exc}"[:2000])
+        return 1
+    if reporter is not None:
+        reporter.finish("completed", result)
+        if not reporter.store.get(reporter.job_id).on_ray:
+            schedule(reporter.store)
+    return 0
