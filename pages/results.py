@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from cuset import jobs, report
+from cuset import jobs, models, report
 from cuset.evaluate.evaluation import EvalConfig, submit_evaluation
 from cuset.evaluate.evidence import candidate_heatmap
 from cuset.evaluate.metrics import compare_runs, pass_at_k_table, summarise
@@ -102,7 +102,7 @@ if record.get("max_abs_error") == record.get("max_abs_error") and record.get("ma
 if record["code"]:
     if st.toggle("Colour the code by the base model's confidence", key="ev_heat"):
         with st.spinner("Scoring the candidate..."):
-            html, info = candidate_heatmap(record, model=st.session_state.get("model", "default"))
+            html, info = candidate_heatmap(record, model=st.session_state.get("model") or models.model_name())
         if info["error_line_tokens"]:
             st.caption(f"error line: {info['error_line_tokens']} tokens, {info['low_confidence_share']:.0%} of them below p = 0.5")
         st.iframe(html, height="content")

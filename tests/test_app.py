@@ -153,3 +153,17 @@ def test_figures_page_lists_figures_and_regenerates_them(tmp_path, monkeypatch):
     assert jobs.get(job.id).is_final or any(f"Job {job.id}" in t for t in texts), texts
     if not jobs.get(job.id).is_final:
         jobs.cancel(job.id)  # it would score the whole corpus: minutes under the tiny model
+
+
+def test_results_page_shows_a_wrong_candidate_with_its_error_and_confidence_colours():
+    from cuset.evaluate.evaluation import EvalConfig, run_evaluation
+
+    run_evaluation(EvalConfig(solutions="wrong", levels=[1], limit=1, label="planted bug"))
+    app = open_page("pages/results.py")
+    assert [e.value for e in app.error][:1] and "wrong_result" in app.error[0].value
+    app.toggle(key="ev_heat").set_value(True).run()
+    assert not app.exception, [e.message for e in app.exception]
+    html = next(el for el in app.get("iframe")).proto.srcdoc if app.get("iframe") else ""
+    assert 'class="t' in html  # the candidate's tokens, coloured
+    app.radio(key="ev_group").set_value("method").run()
+    assert not app.exception
