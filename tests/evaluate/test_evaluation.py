@@ -70,7 +70,7 @@ def test_hostile_candidates_are_contained_and_named_while_the_run_goes_on(listen
         "no_code": "",
     }
     cands = [Candidate(task_id=name, sample=0, code=code, task_text=TASK) for name, code in cases.items()]
-    records = {r["task_id"]: r for r in evaluate_candidates(cands, timeout=25, workers=2)}
+    records = {r["task_id"]: r for r in evaluate_candidates(cands, timeout=40, workers=2)}
     status = {k: r["status"] for k, r in records.items()}
     assert status["good"] == "correct"
     assert status["infinite_loop"] == "timeout"

@@ -41,8 +41,18 @@ def _shared_build_cache():
         yield
 
 
+def run_cli(solution: Path, task: Path, *extra: str) -> dict:
+    """The command the sandbox runs, in a fresh process: `evaluate` forks, and a fork of this
+    multi-threaded pytest process (torch, browser and job threads) can deadlock in the child."""
+    proc = subprocess.run([sys.executable, "-m", "cuset.evaluate.cpu.kernelbench", str(solution), str(task), "--timeout", "600", *extra],
+                          capture_output=True, text=True, timeout=900)
+    lines = proc.stdout.strip().splitlines()
+    assert lines and lines[-1].startswith("{"), proc.stderr[-2000:]
+    return json.loads(lines[-1])
+
+
 def check(solution: str | Path, task: str | Path = "add_task.py") -> dict:
-    return kernelbench.evaluate(KB / solution, KB / task, KernelBenchOptions(timeout_s=600))
+    return run_cli(KB / solution, KB / task)
 
 
 # ---------------------------------------------------------------- correct solutions
@@ -217,5 +227,5 @@ def test_bundled_corpus_solution_is_correct_on_the_shim(sample_id):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "solution.py").write_text(rec["response"], encoding="utf-8")
     (folder / "task.py").write_text(rec["task"], encoding="utf-8")
-    r = kernelbench.evaluate(folder / "solution.py", folder / "task.py", KernelBenchOptions(timeout_s=600))
+    r = run_cli(folder / "solution.py", folder / "task.py")
     assert (r["status"], r["path"]) == ("correct", "shim"), r["message"]

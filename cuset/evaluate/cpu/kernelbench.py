@@ -960,7 +960,9 @@ def on_gpu(session: Session):
 
 def evaluate(solution_path: str | Path, task_path: str | Path, options: KernelBenchOptions | None = None) -> dict[str, Any]:
     """`run_solution` in a forked child, so that a device fault (the emulator ends the process),
-    a crash or a hang (options.timeout_s) still gives a record. The child's stderr is passed on."""
+    a crash or a hang (options.timeout_s) still gives a record. The child's stderr is passed on.
+    Call it from a fresh process (the command line does): a fork of a process that already runs
+    threads (torch's pools, a browser driver, job heartbeats) can deadlock in the child."""
     import torch.utils.cpp_extension  # noqa: F401 - imported once here, not in every child (~2 s)
 
     opts = options or KernelBenchOptions()
