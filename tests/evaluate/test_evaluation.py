@@ -123,3 +123,9 @@ def test_training_corpus_solutions_pass_through_the_same_harness():
     records = evaluate_candidates(build_candidates(config, one_each), workers=2)
     assert len(records) == 8
     assert all(r["status"] == "correct" for r in records), [(r["task_id"], r["message"]) for r in records if not r["correct"]]
+
+
+def test_a_pytorch_passthrough_is_not_a_kernel():
+    passthrough = "import torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def forward(self, a, b):\n        return a + b\n"
+    (record,) = evaluate_candidates([Candidate("passthrough", 0, passthrough, TASK)], workers=1)
+    assert record["status"] == "wrong_result" and "passthrough is not a kernel" in record["message"]
