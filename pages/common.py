@@ -8,14 +8,17 @@ import os
 from dataclasses import replace
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from cuset import models
 from cuset.confidence import ScoreConfig, ScoredDataset, record_run, score_samples, scored_from_cache
 from cuset.data import DataError, Sample, fingerprint, load, load_bytes, samples_from_text
 from cuset.objective import MASK_POLICIES, THRESHOLD_MODES, ObjectiveConfig
+from cuset.overview import model_choices, scoring_stamp, workspace_stamp
 from cuset.regions import REGION_KINDS, REGION_METHODS, RegionConfig
 
+OTHER_MODEL = "another model (folder or hub id)"
 UPLOAD_TYPES = ["jsonl", "json", "parquet", "cu", "cuh", "py", "md", "txt"]
 
 
@@ -30,20 +33,37 @@ def bundled() -> list[Sample]:
 
 
 @st.cache_resource(show_spinner="Reading cached scores...", max_entries=4)
-def _scored(model: str, data_key: str, generation: int, _samples: tuple[Sample, ...]) -> tuple[ScoredDataset, list[int]]:
+def _scored(model: str, data_key: str, generation: tuple, _samples: tuple[Sample, ...]) -> tuple[ScoredDataset, list[int]]:
     return scored_from_cache(list(_samples), ScoreConfig(model=model))
 
 
-@st.cache_resource
-def _generation() -> dict[str, int]:
-    """Bumped whenever any session scores something, so no session reads a stale subset."""
-    return {"n": 0}
-
-
 def scored() -> tuple[ScoredDataset, list[int]]:
-    """The scored part of the current data set (cached scores only; no model run)."""
+    """The scored part of the current data set (cached scores only; no model run). Keyed by
+    the workspace's scoring stamp: a sample scored by any session or background job (which
+    records a scoring run) is read on the next rerun, and nothing is re-read otherwise."""
     samples = st.session_state["samples"]
-    return _scored(st.session_state["model"], fingerprint(samples), _generation()["n"], tuple(samples))
+    return _scored(st.session_state["model"], fingerprint(samples), scoring_stamp(), tuple(samples))
+
+
+def follow(page: str, what: str = "all", every: float = 2.0) -> None:
+    """Rerun the page when the workspace changes (`what`: 'all', 'jobs', 'results' or
+    'scoring'; see cuset.overview.workspace_stamp): background work shows without a reload,
+    and nothing is redrawn while nothing happens. Call it once, early in the page."""
+    key = f"_stamp_{page}"
+    st.session_state[key] = _stamp(what)
+
+    @st.fragment(run_every=every)
+    def watch() -> None:
+        if _stamp(what) != st.session_state.get(key):
+            st.rerun()
+
+    watch()
+
+
+def _stamp(what: str) -> tuple:
+    stamp = workspace_stamp()
+    parts = {"jobs": stamp[0], "scoring": stamp[1], "results": stamp[2]}
+    return stamp if what == "all" else tuple(parts[w] for w in what.split("+"))
 
 
 def score(samples: list[Sample], label: str) -> None:
@@ -54,9 +74,8 @@ def score(samples: list[Sample], label: str) -> None:
         bar.progress(done / max(total, 1), text=f"{label}: {done}/{total} samples")
 
     _, stats = score_samples(samples, ScoreConfig(model=st.session_state["model"]), progress)
-    record_run(samples, stats, st.session_state["source"])
+    record_run(samples, stats, st.session_state["source"])  # a new scoring run: scored() re-reads
     bar.empty()
-    _generation()["n"] += 1
 
 
 def _set_data(samples: list[Sample], source: str) -> None:
@@ -84,7 +103,12 @@ def sidebar() -> bool:
         _load_first(start, first)
     with st.sidebar:
         st.subheader("Model")
-        name = st.text_input("Model name, folder or hub id", value=state["model"], key="model_input", help="'default' (SmolLM2-135M), 'tiny', a local folder or a hub id")
+        choices = model_choices(state["model"]) + [OTHER_MODEL]
+        name = st.selectbox("Model", choices, index=choices.index(state["model"]), key="model_input",
+                            help="coder-0.5b (Qwen2.5-Coder-0.5B, the default), coder-1.5b, smollm2-135m (small and fast), "
+                                 "tiny (random, for tests); or another model: a local folder or a hub id")
+        if name == OTHER_MODEL:
+            name = st.text_input("Folder or hub id", key="model_other", placeholder="e.g. /models/my-finetune or Qwen/Qwen2.5-Coder-7B-Instruct")
         if name.strip() and name.strip() != state["model"]:
             try:
                 load_model(name.strip())
@@ -204,3 +228,13 @@ def weight_controls(where: Any) -> None:
         st.session_state["objective"] = replace(c, policy=policy, alpha=alpha, w_min=min(w_min, 1.0), w_max=max(w_max, 1.0), kappa={k: v for k, v in kappa.items() if v != 1.0})
     except ValueError as exc:
         where.error(str(exc))
+
+
+def job_table(rows: list[dict[str, Any]], key: str) -> Any:
+    """A table of cuset.overview.job_rows (one kind of job): progress as a bar, empty columns
+    left out."""
+    frame = pd.DataFrame(rows)
+    frame = frame[[c for c in frame.columns if c in ("id", "status") or frame[c].astype(str).str.len().gt(0).any()]]
+    return st.dataframe(frame, hide_index=True, key=key,
+                        column_config={"progress": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="percent"),
+                                       "id": st.column_config.NumberColumn("job", format="%d")})

@@ -7,7 +7,16 @@ from cuset import heatmap, report
 from cuset.confidence import token_categories
 from cuset.objective import compute
 from cuset.regions import region_rows
-from pages.common import current_sample, objective_config, sample_scores, score_rest_button, sidebar, threshold_controls
+from cuset.sensitivity import CATEGORIES
+from pages.common import (
+    current_sample,
+    load_model,
+    objective_config,
+    sample_scores,
+    score_rest_button,
+    sidebar,
+    threshold_controls,
+)
 
 st.title("Regions")
 if not sidebar():
@@ -17,7 +26,9 @@ with st.expander("Threshold and clustering", expanded=True):
 index, sample = current_sample()
 data, row = sample_scores(index, sample)
 result = compute(data.table, objective_config())
-rows = region_rows(result.regions, [s.response for s in data.samples], [s.id for s in data.samples], only_sample=row)
+scores, tagged = data.scores[row], data.tags[row]
+rows = heatmap.snap_rows(region_rows(result.regions, [s.response for s in data.samples], [s.id for s in data.samples], only_sample=row),
+                         sample.response, scores.starts, scores.ends)
 st.subheader(f"{len(rows)} regions in {sample.id}")
 selected: list[int] = []
 if rows:
@@ -31,9 +42,10 @@ shown = [rows[i] for i in selected] if selected else rows
 marks = [heatmap.RegionMark(r["tokens"][0], r["tokens"][1], r["kind"]) for r in shown]
 if selected:
     st.caption(f"Showing the selected region ({shown[0]['kind']}, lines {shown[0]['lines']}); clear the selection to show all.")
-scores, tagged = data.scores[row], data.tags[row]
 bits, _, _ = token_categories(scores, tagged)
-page = heatmap.render(sample.response, scores, bits, outline_sensitive=False, regions=marks, title=f"{sample.id}: regions")
+_, tokenizer, _ = load_model(st.session_state["model"])
+page = heatmap.render(sample.response, scores, bits, outline_sensitive=False, regions=marks, title=f"{sample.id}: regions", tokenizer=tokenizer,
+                      category_names=[report.category_label(c) for c in CATEGORIES])
 st.iframe(page, height="content")
 
 st.header("Data set")

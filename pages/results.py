@@ -1,25 +1,31 @@
-"""Results: did the fine-tuned models write kernels that compute the right answer?"""
+"""Results: did the fine-tuned models write kernels that compute the right answer?
+Evaluation jobs and runs follow background work: a run that finishes shows without a reload."""
 
-import pandas as pd
 import streamlit as st
 
 from cuset import jobs, models, report
 from cuset.evaluate.evaluation import EvalConfig, submit_evaluation
 from cuset.evaluate.evidence import candidate_heatmap
-from cuset.evaluate.metrics import compare_runs, pass_at_k_table, summarise
+from cuset.evaluate.metrics import pass_at_k_table, summarise
 from cuset.evaluate.results import ResultStore, results_csv
+from cuset.overview import job_rows, local_time, run_model, run_names
+from pages.common import follow, job_table, sidebar
 
 st.title("Results")
+sidebar()
 jobs.reconcile()
+follow("results", "jobs+results", every=3)
 store = ResultStore()
+model = st.session_state["model"]
 
 with st.form("start_eval"):
     st.subheader("Evaluate")
-    finetunes = [j for j in jobs.list_jobs() if j.kind == "train" and j.status == "completed"]
-    sources = ["the suite's reference solutions (sanity check)", "the base model"] + [f"job {j.id}: {j.method} ({j.preset})" for j in finetunes]
+    finetunes = jobs.JobStore().list(statuses=("completed",), kinds=("train",))
+    sources = ["the suite's reference solutions (sanity check)", f"the base model ({model})"] + [f"job {j.id}: {j.method} fine-tune of {j.model} ({j.preset})" for j in finetunes]
     a, b, c, d = st.columns([3, 1, 1, 1])
     source = a.selectbox("Candidates from", sources, index=min(2, len(sources) - 1), key="ev_source")
-    levels = b.multiselect("Levels", [1, 2, 3], key="ev_levels")
+    levels = b.multiselect("Levels (empty = all)", [1, 2, 3], key="ev_levels", placeholder="all levels",
+                           help="Leave empty to evaluate every level")
     split = c.selectbox("Split", ["both", "in_distribution", "held_out"], key="ev_split")
     limit = d.number_input("First N tasks (0 = all)", min_value=0, value=0, key="ev_limit")
     if st.form_submit_button("Start evaluation"):
@@ -28,6 +34,8 @@ with st.form("start_eval"):
             fields["solutions"] = "reference"
         elif source.startswith("job "):
             fields["model"] = f"job:{source.split(':')[0].split()[1]}"
+        else:
+            fields["model"] = model  # as the user named it, not 'default'
         try:
             job = submit_evaluation(EvalConfig(**fields))
             st.success(f"Started evaluation job {job.id}: it shows below while it runs.")
@@ -35,33 +43,37 @@ with st.form("start_eval"):
             st.error(str(exc))
 
 
-@st.fragment(run_every=3)
-def running() -> None:
-    active = [j for j in jobs.list_jobs() if j.kind == "eval" and not j.is_final]
-    if active:
-        st.dataframe(pd.DataFrame([{"job": j.id, "status": j.status, "phase": j.phase, "progress": j.progress,
-                                    "step": f"{j.step}/{j.total_steps}", "ETA (s)": j.eta_s} for j in active]),
-                     hide_index=True, key="ev_jobs", column_config={"progress": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0)})
-
-
-running()
+active = jobs.JobStore().list(statuses=jobs.ACTIVE + ("queued",), kinds=("eval",))
+if active:
+    st.subheader("Evaluations running")
+    job_table(job_rows(active, "eval"), key="ev_jobs")
+    pick, stop = st.columns([3, 1])
+    target = pick.selectbox("Evaluation job", [j.id for j in active], format_func=lambda i: f"job {i}", key="ev_cancel_pick", label_visibility="collapsed")
+    if stop.button("Cancel this evaluation", key="ev_cancel"):
+        try:
+            jobs.cancel(target)
+        except jobs.JobError as exc:  # it ended meanwhile
+            st.info(str(exc))
+        st.rerun()
 
 runs = store.runs()
 if runs.empty:
     st.info("No evaluation runs yet: start one above, or run `cuset eval --solutions reference --limit 5`.")
     st.stop()
+names = run_names(runs)
 st.subheader("Runs")
-st.dataframe(runs[["id", "label", "method", "model", "backend", "status", "candidates", "compile_rate", "correct_rate"]],
-             hide_index=True, key="ev_runs", column_config={"compile_rate": st.column_config.NumberColumn(format="%.2f"),
-                                                          "correct_rate": st.column_config.NumberColumn(format="%.2f")})
+shown = runs.assign(run=runs["id"].map(names), model=[run_model(r) for r in runs.to_dict("records")], created=runs["created"].map(local_time))
+st.dataframe(shown[["run", "method", "model", "backend", "status", "candidates", "compile_rate", "correct_rate", "created"]],
+             hide_index=True, key="ev_runs", column_config={"compile_rate": st.column_config.NumberColumn("compile rate", format="%.2f"),
+                                                          "correct_rate": st.column_config.NumberColumn("correct rate", format="%.2f")})
 ids = runs["id"].tolist()
 chosen = st.multiselect("Runs to show side by side", ids, default=ids[: min(3, len(ids))],
-                        format_func=lambda i: f"{i}: {runs.set_index('id').loc[i, 'label']}", key="ev_chosen")
+                        format_func=names.get, key="ev_chosen")
 frame = store.frame(chosen)
 if frame.empty:
     st.info("The chosen runs have no results yet.")
     st.stop()
-frame["run"] = frame["run_id"].astype(str) + ": " + frame["label"]
+frame["run"] = frame["run_id"].map(names)
 group = st.radio("Group by", ["run", "method"], horizontal=True, key="ev_group")
 left, right = st.columns(2)
 left.plotly_chart(report.correctness_by(frame, "level", group=group), key="by_level")
@@ -81,16 +93,18 @@ st.download_button("Download these results as CSV", results_csv(frame), file_nam
 if len(chosen) >= 2:
     st.subheader("Compare two runs task by task")
     a, b = st.columns(2)
-    run_a = a.selectbox("Run A", chosen, index=0, key="ev_a")
-    run_b = b.selectbox("Run B", chosen, index=1, key="ev_b")
-    diff = compare_runs(frame, run_a, run_b)
-    counts = diff["change"].value_counts()
-    st.caption(f"fixed in B: {counts.get('fixed', 0)}, broken in B: {counts.get('broken', 0)}, unchanged: {counts.get('same', 0)}")
+    run_a = a.selectbox("Run A", chosen, index=0, key="ev_a", format_func=names.get)
+    run_b = b.selectbox("Run B", chosen, index=1, key="ev_b", format_func=names.get)
+    diff, counts = report.compare_attempted(frame, run_a, run_b)
+    left_out = counts["only_a"] + counts["only_b"]
+    st.caption(f"Over the {counts['both']} tasks both runs attempted: fixed in B: {counts['fixed']}, broken in B: {counts['broken']}, "
+               f"unchanged: {counts['same']}."
+               + (f" Left out: {left_out} tasks only one run attempted ({counts['only_a']} only in A, {counts['only_b']} only in B)." if left_out else ""))
     st.dataframe(diff, hide_index=True, key="ev_diff")
 
 st.subheader("One candidate")
 a, b, c = st.columns([1, 2, 1])
-run_pick = a.selectbox("Run", chosen, key="ev_run_pick")
+run_pick = a.selectbox("Run", chosen, key="ev_run_pick", format_func=names.get)
 rows = frame[frame["run_id"] == run_pick]
 task_pick = b.selectbox("Task", sorted(rows["task_id"].unique()), key="ev_task_pick")
 samples = rows[rows["task_id"] == task_pick]
@@ -102,7 +116,7 @@ if record.get("max_abs_error") == record.get("max_abs_error") and record.get("ma
 if record["code"]:
     if st.toggle("Colour the code by the base model's confidence", key="ev_heat"):
         with st.spinner("Scoring the candidate..."):
-            html, info = candidate_heatmap(record, model=st.session_state.get("model") or models.model_name())
+            html, info = candidate_heatmap(record, model=model or models.model_name())
         if info["error_line_tokens"]:
             st.caption(f"error line: {info['error_line_tokens']} tokens, {info['low_confidence_share']:.0%} of them below p = 0.5")
         st.iframe(html, height="content")

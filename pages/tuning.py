@@ -7,8 +7,10 @@ import streamlit as st
 from cuset import heatmap, report
 from cuset.confidence import token_categories
 from cuset.objective import METHODS, compute, list_named, load_named, save_named
+from cuset.sensitivity import CATEGORIES
 from pages.common import (
     current_sample,
+    load_model,
     objective_config,
     sample_scores,
     score_rest_button,
@@ -39,9 +41,12 @@ s = result.stats
 with figures:
     a, b, c, d = st.columns(4)
     a.metric("Masked tokens", f"{s['masked_fraction']:.1%}")
-    b.metric("Low-conf. sensitive kept", f"{s['low_sensitive_preserved']} / {s['low_sensitive_tokens']}")
-    c.metric("Regions", s["n_regions"])
-    d.metric("Effective sample size", f"{s['effective_sample_size']:.1f} / {s['n_samples']}")
+    kept = s["low_sensitive_preserved"] / max(s["low_sensitive_tokens"], 1)
+    b.metric("Low-conf. sensitive kept", f"{kept:.0%}", help=f"{s['low_sensitive_preserved']:,} of {s['low_sensitive_tokens']:,} low-confidence sensitive tokens are kept")
+    b.caption(f"{s['low_sensitive_preserved']:,} of {s['low_sensitive_tokens']:,} tokens")
+    c.metric("Regions", f"{s['n_regions']:,}")
+    d.metric("Effective sample size", f"{s['effective_sample_size']:.1f}", help="Kish effective sample size of the weights")
+    d.caption(f"of {s['n_samples']:,} samples")
     st.plotly_chart(report.masked_by_category(s), key="masked")
     st.plotly_chart(report.weight_histogram(result.weights, s["effective_sample_size"]), key="weights")
     order = np.argsort(-result.weights)[:10]
@@ -58,7 +63,9 @@ if data is not scored_before:  # the current sample was just scored: the figures
 lo, hi = int(data.table.offsets[row]), int(data.table.offsets[row + 1])
 scores, tagged = data.scores[row], data.tags[row]
 bits, _, _ = token_categories(scores, tagged)
-page = heatmap.render(sample.response, scores, bits, outline_sensitive=True, masked=result.mask[lo:hi] == 0, title=f"{sample.id}: weight {result.weights[row]:.2f}")
+_, tokenizer, _ = load_model(st.session_state["model"])
+page = heatmap.render(sample.response, scores, bits, outline_sensitive=True, masked=result.mask[lo:hi] == 0, title=f"{sample.id}: weight {result.weights[row]:.2f}",
+                      tokenizer=tokenizer, category_names=[report.category_label(c) for c in CATEGORIES])
 st.iframe(page, height="content")
 
 st.header("Saved configs")

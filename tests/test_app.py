@@ -43,7 +43,12 @@ def test_home_page_shows_the_workspace():
 def test_heatmap_page_scores_the_sample_and_switches_signal():
     app = open_page("pages/heatmap.py")
     assert app.title[0].value == "Confidence heatmap"
-    assert any("scored under tiny" in c.value for c in app.caption)
+    assert 'class="t' in app.get("iframe")[0].proto.srcdoc
+    assert not any("scored under tiny" in c.value for c in app.caption)  # data-set plots wait until opened
+    assert not app.get("plotly_chart")
+    app.session_state["dataset_plots"] = True  # open the expander
+    app.run()
+    assert any("scored under tiny" in c.value for c in app.caption) and len(app.get("plotly_chart")) == 3
     app.radio(key="signal").set_value("entropy").run()
     assert not app.exception
     app.button[1].click().run()  # Next sample
@@ -91,7 +96,9 @@ def test_empty_paste_and_unknown_model_keep_the_app_working():
     app.sidebar.text_area(key="paste").input("__global__ void k(int* x) { x[threadIdx.x] = 1; }").run()
     app.sidebar.button(key="use_paste").click().run()
     assert not app.exception and app.selectbox[0].options == ["1/1  pasted"]
-    app.sidebar.text_input(key="model_input").input("no-such-org/no-such-model").run()
+    assert app.sidebar.selectbox(key="model_input").value == "tiny"
+    app.sidebar.selectbox(key="model_input").set_value("another model (folder or hub id)").run()
+    app.sidebar.text_input(key="model_other").input("no-such-org/no-such-model").run()
     assert any("no-such-org/no-such-model" in e.value for e in app.sidebar.error)
     assert not app.exception and app.title[0].value == "Confidence heatmap"
 

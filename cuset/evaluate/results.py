@@ -123,6 +123,14 @@ class ResultStore:
             frame["correct_rate"] = [counts[i][2] / counts[i][0] if counts.get(i, (0,))[0] else float("nan") for i in frame["id"]]
         return frame
 
+    def version(self) -> tuple[Any, ...]:
+        """A cheap stamp of the eval tables: changes when a run is added or finishes or a
+        candidate's result is stored (the app redraws its run list only then)."""
+        with self.store.connect() as db:
+            runs = db.execute("SELECT COUNT(*), MAX(id), GROUP_CONCAT(status, ','), MAX(COALESCE(finished, 0)) FROM eval_runs").fetchone()
+            results = db.execute("SELECT COUNT(*) FROM eval_results").fetchone()
+        return (*tuple(runs), results[0])
+
     def get_run(self, run_id: int) -> dict[str, Any]:
         with self.store.connect() as db:
             row = db.execute("SELECT * FROM eval_runs WHERE id = ?", (run_id,)).fetchone()

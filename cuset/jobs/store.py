@@ -182,13 +182,16 @@ class JobStore:
             raise JobError(f"No job {job_id}; recent jobs: {', '.join(recent) or 'none'} (see `cuset jobs list`).")
         return Job.from_row(row)
 
-    def list(self, statuses: tuple[str, ...] = (), limit: int = 100, on_ray: bool | None = None) -> list[Job]:
-        """Newest first; only `statuses` when given; only Ray (True) or local (False) jobs when
-        `on_ray` is given."""
+    def list(self, statuses: tuple[str, ...] = (), limit: int = 100, on_ray: bool | None = None, kinds: tuple[str, ...] = ()) -> list[Job]:
+        """Newest first; only `statuses` (and `kinds`: 'train', 'eval', 'figures') when given;
+        only Ray (True) or local (False) jobs when `on_ray` is given."""
         query, params, where = "SELECT * FROM jobs", [], []
         if statuses:
             where.append(f"status IN ({', '.join('?' for _ in statuses)})")
             params += list(statuses)
+        if kinds:
+            where.append(f"kind IN ({', '.join('?' for _ in kinds)})")
+            params += list(kinds)
         if on_ray is not None:
             where.append(f"NOT ({LOCAL})" if on_ray else LOCAL)
         if where:
@@ -197,6 +200,16 @@ class JobStore:
         with self.connect() as db:
             rows = db.execute(query, (*params, int(limit))).fetchall()
         return [Job.from_row(r) for r in rows]
+
+    def version(self) -> tuple[Any, ...]:
+        """A cheap stamp of the whole table: it changes whenever a job is added or changes
+        status, phase, step or heartbeat, so a page can redraw only when something happened."""
+        with self.connect() as db:
+            row = db.execute(
+                "SELECT COUNT(*), MAX(id), TOTAL(step), MAX(COALESCE(last_heartbeat, 0)), MAX(COALESCE(finished, 0)),"
+                " GROUP_CONCAT(status || ':' || phase, ',') FROM jobs"
+            ).fetchone()
+        return tuple(row)
 
     def update(self, job_id: int, **values: Any) -> None:
         if "result" in values:
