@@ -3,7 +3,7 @@
     cuset tag kernel.cu                      CUDA-sensitive spans
     cuset score kernel.cu --model tiny       per-token probability, entropy, rank, categories
     cuset regions bundled --limit 20         low-confidence sensitive regions
-    cuset stats bundled                      confidence of sensitive vs other tokens, per category
+    cuset stats bundled                      the paper's two findings (confidence by category; regions vs chance)
     cuset objective bundled --config c.yaml  masked fraction and sample-weight distribution
 
 DATA is 'bundled', a .jsonl/.parquet file, a single code file (.cu/.py/.md) or hf:NAME.
@@ -163,16 +163,12 @@ def cmd_regions(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from cuset.confidence import category_stats
+    from cuset.findings import findings, format_findings
 
     scored = _scored(args)
-    rows = category_stats(scored.table, args.high)
-    lines = [f"{'category':<16} {'tokens':>8} {'mean p':>8} {'median p':>9} {'p>=' + str(args.high):>8}"]
-    lines += [
-        f"{r['category']:<16} {r['tokens']:>8} {r['mean_p']:>8.3f} {r['median_p']:>9.3f} {r['high_confidence_share']:>8.1%}"
-        for r in rows
-    ]
-    _emit(args, {"rows": rows, "high": args.high, "stats": scored.stats}, lines)
+    result = findings(scored.table, _objective_config(args), permutations=args.permutations, seed=args.seed)
+    lines = [f"{scored.stats['model']}: {scored.stats['n_samples']} samples, {scored.stats['n_tokens']:,} response tokens"]
+    _emit(args, result | {"stats": scored.stats}, lines + format_findings(result))
     return 0
 
 
@@ -219,10 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--ids", help="comma-separated sample ids to keep")
     common.add_argument("--limit", type=int, default=0, help="keep the first N samples")
     scoring = argparse.ArgumentParser(add_help=False)
-    scoring.add_argument("--model", default=None, help="model name, folder or hub id (default: $CUSET_MODEL or the embedded SmolLM2-135M)")
+    scoring.add_argument("--model", default=None, help="model name, folder or hub id (default: $CUSET_MODEL or the embedded coder-0.5b)")
     scoring.add_argument("--max-length", type=int, default=2048)
     scoring.add_argument("--batch-size", type=int, default=4)
-    scoring.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
+    scoring.add_argument("--dtype", default="", choices=("", "float32", "bfloat16"), help="default: the model's own (bfloat16 for the Qwen coders, float32 otherwise)")
     scoring.add_argument("--no-cache", action="store_true", help="score again even when cached")
     scoring.add_argument("--quiet", action="store_true", help="no progress bar")
     objective = argparse.ArgumentParser(add_help=False)
@@ -239,8 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show", type=int, default=80, help="tokens per sample in the table")
     p.set_defaults(func=cmd_score)
     sub.add_parser("regions", parents=[common, scoring, objective], help="low-confidence sensitive regions").set_defaults(func=cmd_regions)
-    p = sub.add_parser("stats", parents=[common, scoring], help="confidence of sensitive vs other tokens")
-    p.add_argument("--high", type=float, default=0.5, help="p at or above which a token counts as high-confidence")
+    p = sub.add_parser("stats", parents=[common, scoring, objective], help="the paper's two findings: confidence of sensitive vs other tokens, and whether low-confidence ones form regions")
+    p.add_argument("--permutations", type=int, default=200, help="permutations of the region-clustering test")
+    p.add_argument("--seed", type=int, default=0, help="seed of the permutations")
     p.set_defaults(func=cmd_stats)
     p = sub.add_parser("objective", parents=[common, scoring, objective], help="mask and weight figures of an objective config")
     p.add_argument("--method", default="cuset", choices=("sft", "dft", "token-mask", "region-weight", "cuset"))

@@ -18,10 +18,11 @@ longer than `max_length` tokens is cut there and the sample is flagged `truncate
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,9 @@ from cuset.workspace import workspace_dir
 
 CACHE_VERSION = "1"
 STATS_CHUNK = 1024  # rows of the vocabulary projection computed at once
+# Scores of the bundled corpus that ship with the package (one Parquet file per model), read as
+# a second, read-only layer under the workspace cache: a fresh clone shows data-set views at once.
+SHIPPED_DIR = Path(__file__).resolve().parent / "data" / "bundled" / "scores"
 
 
 @dataclass
@@ -43,7 +47,7 @@ class ScoreConfig:
     max_length: int = field(default=2048, metadata={"help": "Longest prompt+response in tokens; longer ones are cut and flagged."})
     batch_size: int = field(default=4, metadata={"help": "Samples per forward pass."})
     top_k: int = field(default=5, metadata={"help": "Alternatives kept per token."})
-    dtype: str = field(default="float32", metadata={"help": "'float32' or 'bfloat16' (faster on CPUs with avx512_bf16)."})
+    dtype: str = field(default="", metadata={"help": "'float32', 'bfloat16', or '' for the model's default (cuset.models.default_score_dtype: bfloat16 for the Qwen coders, ~2.6x faster on CPUs with AMX, top-1 agreement 99.4%)."})
     use_chat_template: bool = field(default=True, metadata={"help": "Render with the tokenizer's chat template."})
 
     def __post_init__(self) -> None:
@@ -51,6 +55,10 @@ class ScoreConfig:
             raise ValueError(f"max_length={self.max_length} is too small: use at least 8 tokens.")
         if self.batch_size < 1 or self.top_k < 1:
             raise ValueError("batch_size and top_k must be at least 1.")
+        if not self.dtype:
+            from cuset.models import default_score_dtype
+
+            self.dtype = default_score_dtype(self.model)
         if self.dtype not in ("float32", "bfloat16"):
             raise ValueError(f"dtype={self.dtype!r}: use 'float32' or 'bfloat16'.")
 
@@ -162,6 +170,94 @@ def _save(scores: TokenScores, path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     pq.write_table(table, tmp)
     tmp.replace(path)  # atomic: a reader never sees half a file
+
+
+@lru_cache(maxsize=1)
+def _shipped_index() -> dict[str, tuple[Path, int, int, bool, int]]:
+    """key -> (file, first row, rows, truncated, n_prompt_tokens) over every shipped file,
+    read from the files' metadata only (the token columns load when a key is asked for)."""
+    import pyarrow.parquet as pq
+
+    index: dict[str, tuple[Path, int, int, bool, int]] = {}
+    for path in sorted(SHIPPED_DIR.glob("*.parquet")):
+        meta = pq.read_schema(path).metadata or {}
+        for key, (first, rows, truncated, n_prompt) in json.loads(meta.get(b"cuset_samples", b"{}")).items():
+            index[key] = (path, int(first), int(rows), bool(truncated), int(n_prompt))
+    return index
+
+
+@lru_cache(maxsize=4)
+def _shipped_columns(path: Path) -> dict[str, np.ndarray]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    k = int((table.schema.metadata or {}).get(b"k", b"5"))
+    columns = {name: table.column(name).to_numpy() for name in ("token_id", "start", "end", "p", "logp", "entropy", "rank")}
+    for name in ("topk_ids", "topk_p"):
+        columns[name] = table.column(name).combine_chunks().flatten().to_numpy().reshape(table.num_rows, k)
+    return columns
+
+
+def _shipped(key: str, sample_id: str) -> TokenScores | None:
+    """A sample's scores from the shipped files, or None when none holds its key."""
+    entry = _shipped_index().get(key)
+    if entry is None:
+        return None
+    path, first, rows, truncated, n_prompt = entry
+    columns = _shipped_columns(path)
+    names = {"token_ids": "token_id", "starts": "start", "ends": "end"}
+    part = {field: columns[names.get(field, field)][first : first + rows] for field in COLUMN_DTYPES}
+    return TokenScores.from_columns(sample_id, part, truncated, n_prompt)
+
+
+def cached_scores(key: str, sample_id: str) -> TokenScores | None:
+    """A sample's scores from the workspace cache, else from the shipped scores, else None."""
+    path = _cache_path(key)
+    found = _load(path, sample_id) if path.is_file() else None
+    return found if found is not None else _shipped(key, sample_id)
+
+
+def write_shipped(samples: Sequence[Sample], config: ScoreConfig, path: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Score `samples` (from the cache where possible) and write them as one compressed Parquet
+    file that `cached_scores` reads (what ships in cuset/data/bundled/scores). Atomic: the file
+    is written beside its target and renamed. Returns the manifest entry of the file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cuset import models
+
+    scores, stats = score_samples(samples, config, progress)
+    tokenizer, resolved = models.load_tokenizer(config.model)
+    keys = [render(s, tokenizer, config, resolved.fingerprint).key for s in samples]
+    index, first = {}, 0
+    for key, score in zip(keys, scores):
+        index[key] = [first, len(score), int(score.truncated), score.n_prompt_tokens]
+        first += len(score)
+    k = config.top_k
+
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate([getattr(s, name) for s in scores])
+
+    table = pa.table(
+        {
+            "token_id": cat("token_ids"), "start": cat("starts"), "end": cat("ends"), "p": cat("p"), "logp": cat("logp"),
+            "entropy": cat("entropy"), "rank": cat("rank"),
+            "topk_ids": pa.FixedSizeListArray.from_arrays(cat("topk_ids").reshape(-1), k),
+            "topk_p": pa.FixedSizeListArray.from_arrays(cat("topk_p").reshape(-1), k),
+        },
+        metadata={"cuset_samples": json.dumps(index), "k": str(k)},
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    # Byte-stream split turns float columns into four byte planes that zstd compresses ~2x better.
+    pq.write_table(table, tmp, compression="zstd", compression_level=19,
+                   use_byte_stream_split=["p", "logp", "entropy", "topk_p"], column_encoding=None)
+    tmp.replace(path)
+    _shipped_index.cache_clear()
+    _shipped_columns.cache_clear()
+    return {"file": path.name, "model": config.model, "fingerprint": resolved.fingerprint, "dtype": config.dtype,
+            "max_length": config.max_length, "top_k": k, "n_samples": len(scores), "n_tokens": stats["n_tokens"],
+            "n_truncated": stats["n_truncated"], "bytes": path.stat().st_size}
 
 
 def _load(path: Path, sample_id: str) -> TokenScores | None:
@@ -287,7 +383,7 @@ def score_samples(
     results: list[TokenScores | None] = [None] * len(samples)
     todo = []
     for index, item in enumerate(rendered):
-        cached = _load(_cache_path(item.key), samples[index].id) if use_cache and _cache_path(item.key).is_file() else None
+        cached = cached_scores(item.key, samples[index].id) if use_cache else None
         if cached is not None:
             results[index] = cached
         else:
@@ -543,8 +639,7 @@ def scored_from_cache(samples: Sequence[Sample], config: ScoreConfig | None = No
     tokenizer, resolved = models.load_tokenizer(config.model)
     kept, scores, indices = [], [], []
     for index, sample in enumerate(samples):
-        path = _cache_path(render(sample, tokenizer, config, resolved.fingerprint).key)
-        cached = _load(path, sample.id) if path.is_file() else None
+        cached = cached_scores(render(sample, tokenizer, config, resolved.fingerprint).key, sample.id)
         if cached is not None:
             kept.append(sample)
             scores.append(cached)

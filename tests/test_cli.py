@@ -53,9 +53,13 @@ def test_regions_stats_objective(capsys, tmp_path, kernel_file):
     assert code == 0, err
     regions = json.loads(out)["regions"]
     assert regions and all(r["size"] >= 1 and r["chars"][0] < r["chars"][1] for r in regions)
-    code, out, _ = run(capsys, "stats", str(data), "--model", "tiny", "--json", "--quiet")
-    rows = {r["category"]: r for r in json.loads(out)["rows"]}
-    assert rows["any sensitive"]["tokens"] > 0 and 0 <= rows["any sensitive"]["high_confidence_share"] <= 1
+    code, out, _ = run(capsys, "stats", str(data), "--model", "tiny", "--json", "--quiet", "--permutations", "20")
+    payload = json.loads(out)
+    rows = {r["category"]: r for r in payload["confidence"]}
+    assert rows["any sensitive"]["tokens"] > 0 and 0 <= rows["any sensitive"]["share_ge_0.5"] <= 1 and rows["any sensitive"]["share_ge_0.9"] <= rows["any sensitive"]["share_ge_0.5"]
+    assert rows["any sensitive"]["tokens"] + rows["not sensitive"]["tokens"] == payload["stats"]["n_tokens"]
+    clustering = payload["clustering"]
+    assert len(clustering["baseline_shares"]) == 20 and 1 / 21 <= clustering["p_value"] <= 1
     config = tmp_path / "c.yaml"
     config.write_text("threshold_mode: absolute\ntau: 0.9\nalpha: 2.0\n")
     code, out, _ = run(capsys, "objective", str(data), "--model", "tiny", "--config", str(config), "--json", "--quiet", "--save", "strict")

@@ -217,9 +217,9 @@ class Inputs:
 
 
 def _model_text(name: str) -> str:
-    from cuset.models import DEFAULT_ALIASES, DEFAULT_FOLDER
+    from cuset.models import display_name
 
-    return DEFAULT_FOLDER if name in DEFAULT_ALIASES else name
+    return display_name(name)
 
 
 def _confidence(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:

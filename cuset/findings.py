@@ -1,0 +1,134 @@
+"""The paper's two findings about CUDA sensitivity, measured on a scored data set.
+
+(a) "Most CUDA-sensitive tokens are predicted with high confidence": the share of tokens with
+    p >= 0.5 (and >= 0.9) among CUDA-sensitive tokens against the other tokens, per category.
+(b) "A smaller low-confidence subset forms regions": made testable as a permutation test. The
+    observed statistic is the share of low-confidence sensitive tokens that fall in regions of
+    two or more tokens (cuset.regions, the objective's threshold and clustering). The null
+    keeps, per sample, the number of low-confidence sensitive tokens but places them at random
+    among that sample's sensitive tokens, and reclusters with the same parameters; repeated R
+    times. p-value = (1 + #{baseline >= observed}) / (R + 1) (one-sided: clustering beyond
+    chance). Drawing among the *sensitive* tokens, not all tokens, matters: sensitive tokens
+    already sit in spans, so the baseline gets that adjacency for free and only clustering of
+    the low-confidence ones beyond it counts.
+
+    cuset stats bundled --model coder-0.5b          # both, as a table (or --json)
+    python -m analysis.findings                     # all embedded models -> analysis/results/findings/
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cuset.confidence import TokenTable, category_stats
+from cuset.objective import ObjectiveConfig, low_confidence
+from cuset.regions import REGION_KINDS, find_regions
+
+HIGH_THRESHOLDS = (0.5, 0.9)
+
+
+def confidence_shares(table: TokenTable, thresholds: tuple[float, ...] = HIGH_THRESHOLDS) -> list[dict[str, Any]]:
+    """Finding (a): one row per category (plus 'any sensitive' and 'not sensitive') with token
+    count, mean and median p, and `share_ge_T` for each threshold T."""
+    rows = category_stats(table, thresholds[0])
+    for row in rows:
+        row[f"share_ge_{thresholds[0]:g}"] = row.pop("high_confidence_share")
+    for threshold in thresholds[1:]:
+        for row, other in zip(rows, category_stats(table, threshold)):
+            row[f"share_ge_{threshold:g}"] = other["high_confidence_share"]
+    return rows
+
+
+def _clustered_share(table: TokenTable, candidate: np.ndarray, config: ObjectiveConfig) -> tuple[float, Any]:
+    regions = find_regions(candidate, table.sample, table.pos, table.p, table.bits, table.stmt, table.stmt_kind,
+                           table.starts, table.ends, config.regions)
+    total = int(regions.size.sum())
+    return (float(regions.size[regions.size >= 2].sum()) / total if total else float("nan")), regions
+
+
+def random_candidates(table: TokenTable, n_per_sample: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """bool [N]: for each sample s, `n_per_sample[s]` of its sensitive tokens chosen uniformly
+    without replacement (vectorised: random keys, sorted within each sample, the smallest n)."""
+    where = np.flatnonzero(table.sensitive)
+    sample = table.sample[where]
+    order = np.lexsort((rng.random(where.shape[0]), sample))
+    sorted_sample = sample[order]
+    first = np.searchsorted(sorted_sample, sorted_sample, side="left")
+    rank = np.arange(where.shape[0]) - first
+    chosen = np.zeros(table.p.shape[0], dtype=bool)
+    chosen[where[order[rank < n_per_sample[sorted_sample]]]] = True
+    return chosen
+
+
+@dataclass
+class ClusteringTest:
+    """Finding (b) for one scored data set."""
+
+    low_sensitive_tokens: int
+    regions: int
+    observed_share: float  # share of low-confidence sensitive tokens in regions of >= 2 tokens
+    baseline_mean: float
+    baseline_sd: float
+    baseline_q95: float
+    p_value: float
+    permutations: int
+    regions_by_kind: dict[str, int]
+    baseline: np.ndarray  # [R] the permuted shares
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "baseline"}
+        return out | {"baseline_shares": [round(float(x), 5) for x in self.baseline]}
+
+
+def clustering_test(table: TokenTable, config: ObjectiveConfig | None = None, permutations: int = 200, seed: int = 0) -> ClusteringTest:
+    """Finding (b): observed share of low-confidence sensitive tokens in multi-token regions
+    against the permutation baseline described in the module docstring."""
+    config = config or ObjectiveConfig()
+    candidate = low_confidence(table, config) & table.sensitive
+    observed, regions = _clustered_share(table, candidate, config)
+    n_per_sample = np.bincount(table.sample[candidate], minlength=table.n_samples)
+    rng = np.random.default_rng(seed)
+    baseline = np.array([_clustered_share(table, random_candidates(table, n_per_sample, rng), config)[0] for _ in range(permutations)])
+    kinds = np.bincount(regions.kind, minlength=len(REGION_KINDS)) if len(regions) else np.zeros(len(REGION_KINDS), dtype=int)
+    return ClusteringTest(
+        low_sensitive_tokens=int(candidate.sum()),
+        regions=len(regions),
+        observed_share=observed,
+        baseline_mean=float(np.nanmean(baseline)) if permutations else float("nan"),
+        baseline_sd=float(np.nanstd(baseline)) if permutations else float("nan"),
+        baseline_q95=float(np.nanquantile(baseline, 0.95)) if permutations else float("nan"),
+        p_value=float((1 + np.sum(baseline >= observed)) / (permutations + 1)),
+        permutations=permutations,
+        regions_by_kind={kind: int(n) for kind, n in zip(REGION_KINDS, kinds) if n},
+        baseline=baseline,
+    )
+
+
+def findings(table: TokenTable, config: ObjectiveConfig | None = None, permutations: int = 200, seed: int = 0) -> dict[str, Any]:
+    """Both findings as one JSON-ready dict: `confidence` (rows of finding a) and
+    `clustering` (finding b)."""
+    return {
+        "confidence": confidence_shares(table),
+        "clustering": clustering_test(table, config, permutations, seed).to_dict(),
+        "objective": (config or ObjectiveConfig()).to_dict(),
+    }
+
+
+def format_findings(result: dict[str, Any]) -> list[str]:
+    """Readable lines for the CLI."""
+    keys = [k for k in result["confidence"][0] if k.startswith("share_ge_")]
+    lines = [f"(a) {'category':<16} {'tokens':>8} {'mean p':>7} " + " ".join(f"{'p>=' + k[9:]:>7}" for k in keys)]
+    lines += [f"    {r['category']:<16} {r['tokens']:>8} {r['mean_p']:>7.3f} " + " ".join(f"{r[k]:>7.1%}" for k in keys)
+              for r in result["confidence"]]
+    c = result["clustering"]
+    lines += [
+        f"(b) {c['low_sensitive_tokens']} low-confidence sensitive tokens in {c['regions']} regions; "
+        f"in regions of >= 2 tokens: observed {c['observed_share']:.1%}, permutation baseline "
+        f"{c['baseline_mean']:.1%} +- {c['baseline_sd']:.1%} (95th pct {c['baseline_q95']:.1%}), "
+        f"p = {c['p_value']:.4f} ({c['permutations']} permutations)",
+        "    regions by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(c["regions_by_kind"].items(), key=lambda kv: -kv[1])),
+    ]
+    return lines
