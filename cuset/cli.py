@@ -5,6 +5,7 @@
     cuset regions bundled --limit 20         low-confidence sensitive regions
     cuset stats bundled                      the paper's two findings (confidence by category; regions vs chance)
     cuset objective bundled --config c.yaml  masked fraction and sample-weight distribution
+    cuset prescore [--model M] [--check N]   regenerate / check the bundled corpus's shipped scores
 
 DATA is 'bundled', a .jsonl/.parquet file, a single code file (.cu/.py/.md) or hf:NAME.
 Bad input exits with status 2 and one message on stderr naming the file, line and field.
@@ -203,6 +204,36 @@ def cmd_objective(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_prescore(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from cuset.confidence import SHIPPED_DIR, ScoreConfig, compare_with_shipped, ship_bundled
+
+    lines, payload = [], {}
+    for model in args.model or ["coder-0.5b", "smollm2-135m"]:
+        if args.check:
+            from cuset.data import load
+
+            result = compare_with_shipped(load("bundled"), ScoreConfig(model=model), args.check)
+            lines.append(f"{model}: re-scored {', '.join(result['samples'])} ({result['tokens']} tokens): max |dp| {result['max_abs_dp']:.4f}, "
+                         f"mean |dp| {result['mean_abs_dp']:.5f}, mean |dH| {result['mean_abs_dentropy']:.4f}, "
+                         f"same rank {result['rank_equal']:.1%}, same top-1 {result['top1_equal']:.1%}")
+        else:
+            bar = tqdm(total=0, desc=f"scoring {model}", unit="sample", file=sys.stderr, disable=args.quiet)
+
+            def progress(done: int, total: int, bar: Any = bar) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            result = ship_bundled(model, progress)
+            bar.close()
+            lines.append(f"{model}: {result['n_samples']} samples, {result['n_tokens']:,} tokens ({result['dtype']}) -> "
+                         f"{SHIPPED_DIR / result['file']} ({result['bytes'] / 1e6:.1f} MB)")
+        payload[model] = result
+    _emit(args, payload, lines)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cuset", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -243,6 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="cuset", choices=("sft", "dft", "token-mask", "region-weight", "cuset"))
     p.add_argument("--save", metavar="NAME", help="save the resolved config under NAME in the workspace")
     p.set_defaults(func=cmd_objective)
+    p = sub.add_parser("prescore", help="regenerate (or --check) the bundled corpus's shipped scores")
+    p.add_argument("--model", action="append", help="model to ship scores for (repeatable; default coder-0.5b and smollm2-135m)")
+    p.add_argument("--check", type=int, default=0, metavar="N", help="instead: re-score N random samples and compare with the shipped scores")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--compact", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_prescore)
     add_training_commands(sub)
     add_evaluate_commands(sub)
     add_eval_commands(sub)

@@ -670,3 +670,56 @@ def category_stats(table: TokenTable, high: float = 0.5) -> list[dict[str, Any]]
             }
         )
     return rows
+
+
+def shipped_manifest() -> dict[str, Any]:
+    """SHIPPED_DIR/manifest.json: per shipped file its model, fingerprint, dtype, size, counts."""
+    path = SHIPPED_DIR / "manifest.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def ship_bundled(model: str, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Regenerate the shipped scores of the bundled corpus under `model` (its default dtype),
+    scoring from the workspace cache where possible; updates the manifest. What
+    `cuset prescore` runs."""
+    from cuset.data import load
+
+    config = ScoreConfig(model=model)
+    entry = write_shipped(load("bundled"), config, SHIPPED_DIR / f"{model}.parquet", progress)
+    manifest = shipped_manifest() | {model: entry | {"made": time.strftime("%Y-%m-%d")}}
+    tmp = SHIPPED_DIR / ".manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp.replace(SHIPPED_DIR / "manifest.json")
+    return manifest[model]
+
+
+def compare_with_shipped(samples: Sequence[Sample], config: ScoreConfig, n: int = 2, seed: int | None = None) -> dict[str, Any]:
+    """Score `n` randomly chosen samples afresh (no cache) and compare with the shipped scores:
+    the largest and mean |dp|, mean |d entropy| (nats) and the share of tokens with the same
+    rank and the same top-1 token. Raises ValueError when no sample has shipped scores."""
+    from cuset import models
+
+    tokenizer, resolved = models.load_tokenizer(config.model)
+    keys = [render(s, tokenizer, config, resolved.fingerprint).key for s in samples]
+    shipped = [(s, _shipped(k, s.id)) for s, k in zip(samples, keys)]
+    shipped = [(s, x) for s, x in shipped if x is not None]
+    if not shipped:
+        raise ValueError(f"No shipped scores for these samples under {config.model} ({config.dtype}); run `cuset prescore --model {config.model}`.")
+    rng = np.random.default_rng(seed)
+    chosen = [shipped[i] for i in rng.choice(len(shipped), size=min(n, len(shipped)), replace=False)]
+    fresh, _ = score_samples([s for s, _ in chosen], config, use_cache=False)
+    old = [x for _, x in chosen]
+
+    def cat(items: list[TokenScores], name: str) -> np.ndarray:
+        return np.concatenate([getattr(x, name) for x in items])
+
+    for a, b in zip(fresh, old):
+        if not np.array_equal(a.token_ids, b.token_ids):
+            raise ValueError(f"Sample {a.sample_id!r}: the tokens differ from the shipped ones (another tokenizer or template?).")
+    dp = np.abs(cat(fresh, "p") - cat(old, "p"))
+    return {
+        "samples": [s.id for s, _ in chosen], "tokens": int(dp.size), "max_abs_dp": float(dp.max()), "mean_abs_dp": float(dp.mean()),
+        "mean_abs_dentropy": float(np.abs(cat(fresh, "entropy") - cat(old, "entropy")).mean()),
+        "rank_equal": float((cat(fresh, "rank") == cat(old, "rank")).mean()),
+        "top1_equal": float((cat(fresh, "topk_ids")[:, 0] == cat(old, "topk_ids")[:, 0]).mean()),
+    }

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,9 @@ from cuset.objective import ObjectiveConfig, low_confidence
 from cuset.regions import REGION_KINDS, find_regions
 
 HIGH_THRESHOLDS = (0.5, 0.9)
+# Where `python -m analysis.findings` writes (committed): the README table, the Models page
+# and the findings figure read it.
+DEFAULT_RESULTS = Path(__file__).resolve().parents[1] / "analysis" / "results" / "findings"
 
 
 def confidence_shares(table: TokenTable, thresholds: tuple[float, ...] = HIGH_THRESHOLDS) -> list[dict[str, Any]]:
@@ -132,3 +136,84 @@ def format_findings(result: dict[str, Any]) -> list[str]:
         "    regions by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(c["regions_by_kind"].items(), key=lambda kv: -kv[1])),
     ]
     return lines
+
+
+def measure_models(models: list[str], data: str = "bundled", every: dict[str, int] | None = None, permutations: int = 200,
+                   config: ObjectiveConfig | None = None, progress: Any = None) -> dict[str, Any]:
+    """Both findings for each model on one data set: {"data", "models": [{model, title, samples,
+    tokens, dtype, fingerprint, every, confidence, clustering}, ...]}. `every[model] = k` keeps
+    every k-th sample for that model (a stated subset for slow models); scores come from the
+    caches (workspace, then shipped) and are computed where missing. `progress(model, done,
+    total)` follows the scoring."""
+    from cuset.confidence import ScoreConfig, score_dataset
+    from cuset.data import load
+    from cuset.models import display_name
+
+    every = every or {}
+    samples = load(data)
+    out = []
+    for name in models:
+        step = max(1, int(every.get(name, 1)))
+        subset = samples[::step]
+        score_config = ScoreConfig(model=name)
+        scored = score_dataset(subset, score_config, (lambda d, t, n=name: progress(n, d, t)) if progress else None, dataset_name=data)
+        result = findings(scored.table, config, permutations)
+        out.append({"model": name, "title": display_name(name), "samples": len(subset), "of_samples": len(samples), "every": step,
+                    "tokens": scored.stats["n_tokens"], "dtype": score_config.dtype, "fingerprint": scored.stats["model_fingerprint"],
+                    "confidence": result["confidence"], "clustering": result["clustering"]})
+    return {"data": data, "objective": (config or ObjectiveConfig()).to_dict(), "permutations": permutations, "models": out}
+
+
+def write_results(result: dict[str, Any], out_dir: Any) -> list[Any]:
+    """findings.json (everything), by_category.csv (finding a) and clustering.csv (finding b)
+    into `out_dir`, each written to a temporary name and renamed."""
+    import json
+
+    import pandas as pd
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    category = pd.DataFrame([{"model": m["model"], "samples": m["samples"], **row} for m in result["models"] for row in m["confidence"]])
+    clustering = pd.DataFrame([{"model": m["model"], "samples": m["samples"], "tokens": m["tokens"],
+                                **{k: v for k, v in m["clustering"].items() if k not in ("baseline_shares", "regions_by_kind")},
+                                "regions_by_kind": json.dumps(m["clustering"]["regions_by_kind"])} for m in result["models"]])
+    written = []
+    for name, text in (("findings.json", json.dumps(result, indent=1, default=float)),
+                       ("by_category.csv", category.to_csv(index=False, float_format="%.5g")),
+                       ("clustering.csv", clustering.to_csv(index=False, float_format="%.5g"))):
+        tmp = out / f".{name}.tmp"
+        tmp.write_text(text)
+        tmp.replace(out / name)
+        written.append(out / name)
+    return written
+
+
+def read_results(path: Any) -> dict[str, Any]:
+    """The findings.json written by write_results (a folder or the file itself)."""
+    import json
+
+    path = Path(path)
+    return json.loads((path / "findings.json" if path.is_dir() else path).read_text())
+
+
+def model_frames(result: dict[str, Any]) -> dict[str, Any]:
+    """Tables of a findings result for side-by-side display (the Models page, the README):
+    `summary` (one row per model: samples, tokens, both findings' headline numbers, whether
+    finding (a) holds), `categories` (p >= 0.5 share per category x model) and `kinds`
+    (regions per kind x model)."""
+    import pandas as pd
+
+    summary, categories, kinds = [], {}, {}
+    for m in result["models"]:
+        groups = {r["category"]: r for r in m["confidence"]}
+        sens, other, c = groups["any sensitive"], groups["not sensitive"], m["clustering"]
+        summary.append({
+            "model": m["title"], "samples": f"{m['samples']} / {m['of_samples']}", "tokens": m["tokens"], "dtype": m["dtype"],
+            "sensitive p≥0.5": sens["share_ge_0.5"], "other p≥0.5": other["share_ge_0.5"],
+            "sensitive p≥0.9": sens["share_ge_0.9"], "other p≥0.9": other["share_ge_0.9"],
+            "(a) holds": sens["share_ge_0.5"] > 0.5 and sens["share_ge_0.5"] >= other["share_ge_0.5"],
+            "in regions ≥2 (observed)": c["observed_share"], "permutation mean": c["baseline_mean"], "p-value": c["p_value"],
+        })
+        categories[m["title"]] = {r["category"]: r["share_ge_0.5"] for r in m["confidence"]}
+        kinds[m["title"]] = c["regions_by_kind"]
+    return {"summary": pd.DataFrame(summary), "categories": pd.DataFrame(categories), "kinds": pd.DataFrame(kinds).fillna(0).astype(int)}

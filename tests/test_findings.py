@@ -74,3 +74,40 @@ def test_clustering_beyond_chance_is_detected_and_scattering_is_not():
     miss = clustering_test(scattered, config, permutations=99, seed=0)
     assert miss.observed_share == 0.0 and miss.p_value == 1.0
     assert miss.baseline_mean == pytest.approx(hit.baseline_mean, abs=0.05)  # same null for both
+
+
+def hand_result() -> dict:
+    def confidence(sens05, other05, sens09, other09):
+        return [{"category": "sync", "tokens": 10, "mean_p": 0.5, "median_p": 0.5, "share_ge_0.5": 0.7, "share_ge_0.9": 0.4},
+                {"category": "any sensitive", "tokens": 100, "mean_p": 0.6, "median_p": 0.6, "share_ge_0.5": sens05, "share_ge_0.9": sens09},
+                {"category": "not sensitive", "tokens": 300, "mean_p": 0.6, "median_p": 0.6, "share_ge_0.5": other05, "share_ge_0.9": other09}]
+
+    def clustering(observed, p_value):
+        return {"low_sensitive_tokens": 40, "regions": 12, "observed_share": observed, "baseline_mean": 0.5, "baseline_sd": 0.05,
+                "baseline_q95": 0.58, "p_value": p_value, "permutations": 4, "regions_by_kind": {"bounds guard": 7, "sync": 5},
+                "baseline_shares": [0.45, 0.5, 0.5, 0.55]}
+
+    return {"data": "bundled", "permutations": 4, "models": [
+        {"model": "small", "title": "Small-Instruct", "samples": 10, "of_samples": 10, "every": 1, "tokens": 400, "dtype": "float32",
+         "fingerprint": "x", "confidence": confidence(0.45, 0.6, 0.2, 0.3), "clustering": clustering(0.52, 0.4)},
+        {"model": "coder", "title": "Coder-Instruct", "samples": 5, "of_samples": 10, "every": 2, "tokens": 400, "dtype": "bfloat16",
+         "fingerprint": "y", "confidence": confidence(0.8, 0.7, 0.5, 0.4), "clustering": clustering(0.75, 0.2)},
+    ]}
+
+
+def test_model_frames_and_the_figure_from_a_findings_file(tmp_path):
+    from cuset.figures.findings import findings_caption, findings_figure, findings_rows
+    from cuset.findings import model_frames, read_results, write_results
+
+    written = write_results(hand_result(), tmp_path)
+    assert sorted(p.name for p in written) == ["by_category.csv", "clustering.csv", "findings.json"]
+    result = read_results(tmp_path)
+    frames = model_frames(result)
+    summary = frames["summary"].set_index("model")
+    assert not summary.loc["Small-Instruct", "(a) holds"] and summary.loc["Coder-Instruct", "(a) holds"]
+    assert summary.loc["Coder-Instruct", "samples"] == "5 / 10" and summary.loc["Coder-Instruct", "p-value"] == 0.2
+    assert frames["kinds"].loc["bounds guard", "Small-Instruct"] == 7
+    rows = findings_rows(result)
+    assert [r["observed"] for r in rows] == [0.52, 0.75] and rows[1]["baseline"].tolist() == [0.45, 0.5, 0.5, 0.55]
+    fig = findings_figure(result)
+    assert len(fig.axes) == 2 and "Coder-Instruct: sensitive 80.0% vs other 70.0%" in findings_caption(result)

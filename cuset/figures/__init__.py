@@ -307,6 +307,16 @@ def _correctness(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
     return correctness_figure(table, by_split), caption, {"eval_runs": source}
 
 
+def _findings(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
+    from cuset.figures.findings import findings_caption, findings_figure
+    from cuset.findings import DEFAULT_RESULTS, read_results
+
+    if not (DEFAULT_RESULTS / "findings.json").is_file():
+        raise Skip(f"no {DEFAULT_RESULTS / 'findings.json'} (run `python -m analysis.findings`)")
+    result = read_results(DEFAULT_RESULTS)
+    return findings_figure(result), findings_caption(result), {"findings": str(DEFAULT_RESULTS / "findings.json")}
+
+
 @dataclass(frozen=True)
 class FigureSpec:
     name: str
@@ -316,6 +326,7 @@ class FigureSpec:
 
 FIGURES = (
     FigureSpec("confidence", "Confidence of CUDA-sensitive vs other tokens", _confidence),
+    FigureSpec("findings_by_model", "The paper's two findings by model", _findings),
     FigureSpec("region_examples", "Low-confidence sensitive regions: examples", _regions),
     FigureSpec("threshold_sweep", "Threshold sweep: masked fraction and effective sample size", _sweep),
     FigureSpec("training_curves", "Training curves", _training),

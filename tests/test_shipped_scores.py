@@ -1,0 +1,66 @@
+"""The bundled corpus's shipped scores: the file format round-trips exactly, a fresh workspace
+sees the whole corpus scored under the default model at once, and (slow) re-scoring two random
+samples agrees with what ships."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuset import confidence
+from cuset.confidence import COLUMN_DTYPES, ScoreConfig, score_samples, scored_from_cache, write_shipped
+from cuset.data import load
+
+# Re-scoring in bfloat16 differs from the shipped run only by the batch it lands in (padding
+# width changes the matmul blocking, so bf16 rounding differs): measured here, mean |dp| ~1e-3.
+TOLERANCE = {"mean_abs_dp": 0.01, "max_abs_dp": 0.25, "mean_abs_dentropy": 0.05, "rank_equal": 0.9, "top1_equal": 0.95}
+
+
+@pytest.fixture
+def shipped_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(confidence, "SHIPPED_DIR", tmp_path / "shipped")
+    confidence._shipped_index.cache_clear()
+    confidence._shipped_columns.cache_clear()
+    yield tmp_path / "shipped"
+    confidence._shipped_index.cache_clear()
+    confidence._shipped_columns.cache_clear()
+
+
+def test_shipped_file_round_trips_exactly(tiny, shipped_dir, tmp_path, monkeypatch):
+    samples = load("bundled")[:3]
+    config = ScoreConfig(model="tiny")
+    entry = write_shipped(samples, config, shipped_dir / "tiny.parquet")
+    assert entry["n_samples"] == 3 and entry["fingerprint"] == tiny[2].fingerprint and entry["dtype"] == "float32"
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh"))  # an empty workspace cache
+    served, stats = score_samples(samples, config)
+    assert stats["cache_hits"] == 3
+    fresh, _ = score_samples(samples, config, use_cache=False)
+    for a, b in zip(served, fresh):
+        for name in COLUMN_DTYPES:
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        assert (a.truncated, a.n_prompt_tokens, a.sample_id) == (b.truncated, b.n_prompt_tokens, b.sample_id)
+    other = ScoreConfig(model="tiny", max_length=1024)  # another key: not served from the file
+    assert score_samples(samples[:1], other)[1]["cache_hits"] == 0
+
+
+def test_the_default_model_sees_the_bundled_corpus_scored_at_once(tmp_path, monkeypatch):
+    manifest = confidence.shipped_manifest()
+    assert {"coder-0.5b", "smollm2-135m"} <= set(manifest)
+    for name, entry in manifest.items():
+        assert entry["n_samples"] == 213 and entry["bytes"] <= 15e6, name
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh"))
+    scored, indices = scored_from_cache(load("bundled"), ScoreConfig(model="default"))
+    assert len(indices) == 213 and scored.stats["n_tokens"] == manifest["coder-0.5b"]["n_tokens"]
+    assert not (tmp_path / "fresh" / "cache").exists() or not any((tmp_path / "fresh" / "cache").rglob("*.parquet"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["coder-0.5b", "smollm2-135m"])
+def test_rescoring_two_random_samples_agrees_with_the_shipped_scores(model):
+    result = confidence.compare_with_shipped(load("bundled"), ScoreConfig(model=model), n=2)
+    assert result["tokens"] > 500
+    assert result["mean_abs_dp"] <= TOLERANCE["mean_abs_dp"] and result["max_abs_dp"] <= TOLERANCE["max_abs_dp"], result
+    assert result["mean_abs_dentropy"] <= TOLERANCE["mean_abs_dentropy"], result
+    assert result["rank_equal"] >= TOLERANCE["rank_equal"] and result["top1_equal"] >= TOLERANCE["top1_equal"], result
+
+
