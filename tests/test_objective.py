@@ -16,8 +16,12 @@ from cuset.objective import (
     dft_loss,
     effective_sample_size,
     low_confidence,
+    profit_loss,
+    profit_mask,
     region_scores,
     sample_weights,
+    slm_loss,
+    slm_mask,
     token_mask,
 )
 from cuset.regions import REGION_KINDS, RegionConfig, Regions
@@ -189,3 +193,64 @@ def test_batch_threshold_matches_data_set_threshold():
             response[row, : len(p)] = True
         batch = batch_low_confidence(padded, response, config)
         assert batch[response].tolist() == flat.tolist()
+
+
+# --- the literature's baselines ---------------------------------------------------------------
+
+P = [[0.9, 0.2, 0.5, 0.05], [0.4, 0.8, 0.1, 0.6]]
+RESPONSE = torch.tensor([[True, True, True, False], [True, True, True, True]])
+
+
+def test_profit_keeps_tokens_above_the_threshold_and_averages_over_them():
+    logp = torch.tensor(P, dtype=torch.float64).log().requires_grad_()
+    loss = profit_loss(logp, RESPONSE, threshold=0.3)
+    # kept: .9 .5 (row 0; .05 is no response token) and .4 .8 .6 (row 1); .2 and .1 are below 0.3
+    hand = -(np.log(0.9) + np.log(0.5) + np.log(0.4) + np.log(0.8) + np.log(0.6)) / 5
+    assert float(loss.detach()) == pytest.approx(hand, rel=1e-12)
+    loss.backward()
+    expected = -torch.tensor([[1, 0, 1, 0], [1, 1, 0, 1]], dtype=torch.float64) / 5
+    torch.testing.assert_close(logp.grad, expected)  # no gradient through the gate, none on dropped tokens
+
+
+def test_profit_always_keeps_the_end_of_turn_and_takes_a_given_divisor():
+    logp = torch.tensor(P).log()
+    always = torch.tensor([[False, False, False, True], [False, False, True, False]])
+    assert profit_mask(logp.exp(), RESPONSE, 0.3, always).tolist() == [[1, 0, 1, 0], [1, 1, 1, 1]]  # off-response stays off
+    loss = profit_loss(logp, RESPONSE, 0.3, always, num_kept=torch.tensor(12.0))
+    hand = -(np.log(0.9) + np.log(0.5) + np.log(0.4) + np.log(0.8) + np.log(0.1) + np.log(0.6)) / 12
+    assert float(loss) == pytest.approx(hand, rel=1e-6)
+    assert float(profit_loss(logp, RESPONSE, 0.95)) == 0.0  # nothing above the threshold: no loss, no NaN
+
+
+def test_slm_keeps_the_top_fraction_by_excess_loss():
+    logp = torch.tensor(P, dtype=torch.float64).log().requires_grad_()
+    ref = torch.tensor([[0.95, 0.9, 0.5, 0.9], [0.5, 0.9, 0.15, 0.3]], dtype=torch.float64).log()
+    # excess = log p_ref - log p_theta on the 7 response tokens:
+    #   row 0: ln(.95/.9)=.054  ln(.9/.2)=1.504  ln(.5/.5)=0      (position 3 is no response token)
+    #   row 1: ln(.5/.4)=.223   ln(.9/.8)=.118   ln(.15/.1)=.405  ln(.3/.6)=-.693
+    # fraction 0.5 -> ceil(3.5) = 4 tokens: 1.504, .405, .223, .118
+    mask = slm_mask(logp, ref, RESPONSE, 0.5)
+    assert mask.tolist() == [[0, 1, 0, 0], [1, 1, 1, 0]]
+    loss = slm_loss(logp, ref, RESPONSE, 0.5, num_items=torch.tensor(7))
+    hand = -(np.log(0.2) + np.log(0.4) + np.log(0.8) + np.log(0.1)) / (0.5 * 7)
+    assert float(loss.detach()) == pytest.approx(hand, rel=1e-12)
+    loss.backward()
+    torch.testing.assert_close(logp.grad, -mask.double() / 3.5)
+
+
+def test_slm_puts_the_always_tokens_first():
+    logp = torch.tensor(P).log()
+    ref = torch.zeros(2, 4)  # excess = -log p: the least likely tokens win
+    always = torch.tensor([[False, False, False, False], [False, True, False, False]])
+    # budget ceil(0.3 * 7) = 3: the end of turn (p .8), then p .1 and .2
+    assert slm_mask(logp, ref, RESPONSE, 0.3, always).tolist() == [[0, 1, 0, 0], [0, 1, 1, 0]]
+
+
+def test_slm_with_every_token_is_the_causal_lm_loss():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 4, 11, dtype=torch.float64)
+    gold = torch.randint(0, 11, (2, 4))
+    logp = torch.log_softmax(logits, -1).gather(-1, gold[..., None])[..., 0]
+    logp = torch.where(RESPONSE, logp, torch.zeros_like(logp))
+    loss = slm_loss(logp, torch.randn(2, 4, dtype=torch.float64), RESPONSE, 1.0, num_items=RESPONSE.sum())
+    assert float(loss) == pytest.approx(float(F.cross_entropy(logits[RESPONSE], gold[RESPONSE])), rel=1e-12)

@@ -1,4 +1,4 @@
-"""Fine-tuning: SFT, DFT, token-mask, region-weight and CuSeT on transformers' Trainer.
+"""Fine-tuning: SFT, DFT, ProFit, Rho-1 SLM, token-mask, region-weight and CuSeT on transformers' Trainer.
 
     cuset train --method cuset --preset cpu            # a background job, followed with a progress bar
     cuset train --method sft --preset tiny --detach    # print the job id and return

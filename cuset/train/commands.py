@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from cuset.objective import METHODS
-from cuset.train.config import PRESETS, TrainConfig, field_help
+from cuset.train.config import OVERLENGTH, PRESETS, TrainConfig, field_help
 
 FLAG_FIELDS = (
     ("model", str), ("data", str), ("max_samples", int), ("max_length", int), ("epochs", float),
     ("max_steps", int), ("batch_size", int), ("grad_accum", int), ("lr", float), ("warmup_steps", float),
     ("lora_r", int), ("lora_alpha", int), ("save_steps", int), ("seed", int), ("output_dir", str), ("nproc", int),
-    ("eval_every", int),
+    ("eval_every", int), ("profit_threshold", float), ("slm_fraction", float),
 )
 
 
@@ -43,13 +43,14 @@ def add_training_commands(sub: Any) -> None:
 
 def _add_train(sub: Any) -> None:
     helps = field_help()
-    p = sub.add_parser("train", help="fine-tune a model (sft, dft, token-mask, region-weight, cuset) as a background job")
+    p = sub.add_parser("train", help=f"fine-tune a model ({', '.join(METHODS)}) as a background job")
     p.add_argument("--method", choices=METHODS, help=helps["method"] + " Default: cuset.")
-    p.add_argument("--preset", choices=tuple(PRESETS), help="tiny (seconds, tests), cpu (minutes here; the default), gpu (one GPU)")
+    p.add_argument("--preset", choices=tuple(PRESETS), help="tiny (seconds, tests), cpu (smollm2-135m, minutes here; the default), cpu-coder (coder-0.5b, LoRA), gpu (coder-1.5b, one GPU)")
     p.add_argument("--config", dest="objective", metavar="NAME|FILE", help="objective config: a saved name or a YAML/JSON file")
     p.add_argument("--train-config", metavar="FILE", help="a TrainConfig YAML/JSON; the preset fills what it leaves out, flags override it")
     for name, kind in FLAG_FIELDS:
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=helps[name])
+    p.add_argument("--overlength", choices=OVERLENGTH, help=helps["overlength"] + " Default: drop.")
     p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None, help=helps["bf16"])
     p.add_argument("--report-to", dest="report_to", help="comma-separated: " + helps["report_to"])
     p.add_argument("--evaluate", action="store_const", const=True, default=None,
@@ -106,7 +107,8 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
         base = TrainConfig.load(args.train_config).to_dict()
     preset = args.preset or base.get("preset") or "cpu"
     flags = {name: getattr(args, name) for name, _ in FLAG_FIELDS}
-    flags |= {"method": args.method, "objective": args.objective, "bf16": args.bf16, "report_to": args.report_to, "evaluate": args.evaluate}
+    flags |= {"method": args.method, "objective": args.objective, "bf16": args.bf16, "report_to": args.report_to, "evaluate": args.evaluate,
+              "overlength": args.overlength}
     explicit = {k: v for k, v in flags.items() if v is not None}
     if args.train_config and args.preset:
         base = {k: v for k, v in base.items() if k not in PRESETS[preset]}  # the named preset wins over the file's preset values

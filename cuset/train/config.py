@@ -4,9 +4,15 @@ One dataclass holds every choice of a fine-tune; fields carry help text, validat
 `__post_init__`, and round-trip through YAML/JSON. A preset fills the fields for a machine
 class; explicit values override it:
 
-    tiny  the tiny random model, full fine-tuning, a few steps (seconds; tests)
-    cpu   the embedded SmolLM2-135M with LoRA on a subset of the bundled corpus (minutes on 2 cores)
-    gpu   one GPU, Qwen2.5-Coder-1.5B-Instruct with LoRA on the whole corpus (documented)
+    tiny       the tiny random model, full fine-tuning, a few steps, cut at 512 tokens (seconds; tests)
+    cpu        SmolLM2-135M (smollm2-135m) with LoRA on 32 whole samples (~8 min on 2 cores)
+    cpu-coder  Qwen2.5-Coder-0.5B-Instruct (coder-0.5b) with LoRA on 16 whole samples (~30 min on 2 cores)
+    gpu        one GPU, Qwen2.5-Coder-1.5B-Instruct (coder-1.5b) with LoRA on the whole corpus
+
+No preset cuts a sample silently: before training, the samples whose prompt + response is
+longer than max_length under the model's tokenizer are counted and dropped (`overlength:
+drop`, the default) or kept cut and flagged (`overlength: cut`); the counts go to the log,
+data.json and result.json in the job folder (cuset.train.recipe).
 
     from cuset.train import TrainConfig
     config = TrainConfig.from_preset("cpu", method="sft", max_steps=10)
@@ -23,21 +29,33 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from cuset.config import ConfigFile
-from cuset.objective import METHODS, ObjectiveConfig
+from cuset.objective import METHODS, PROFIT_THRESHOLD, SLM_FRACTION, ObjectiveConfig
 
 REPORTERS = ("tensorboard", "mlflow", "wandb")
 
+OVERLENGTH = ("drop", "cut")
+
+# Each preset's max_length holds every bundled sample whole under its model's tokenizer
+# (prompt + response + end of turn, with the chat template: SmolLM2's longest is 2,083 tokens,
+# Qwen2.5-Coder's 1,726; tests/train/test_config.py checks it). `tiny` is the exception: a
+# random model for tests, it cuts at 512 (overlength: cut, counted and logged) to stay fast.
+# The CPU presets train in float32: bf16 autocast measured ~5x slower per step on this
+# machine's CPU (AMX) with LoRA (see README, "Fine-tuning").
 PRESETS: dict[str, dict[str, Any]] = {
     "tiny": {
-        "model": "tiny", "max_samples": 8, "max_length": 512, "max_steps": 4, "batch_size": 2,
+        "model": "tiny", "max_samples": 8, "max_length": 512, "overlength": "cut", "max_steps": 4, "batch_size": 2,
         "grad_accum": 1, "lr": 1e-3, "lora_r": 0, "bf16": False, "save_steps": 2, "threads": 1,
     },
     "cpu": {
-        "model": "default", "max_samples": 32, "max_length": 512, "max_steps": 24, "batch_size": 4,
-        "grad_accum": 1, "lr": 3e-4, "lora_r": 16, "lora_alpha": 32, "bf16": None, "save_steps": 8,
+        "model": "smollm2-135m", "max_samples": 32, "max_length": 2112, "max_steps": 16, "batch_size": 1,
+        "grad_accum": 4, "lr": 3e-4, "lora_r": 16, "lora_alpha": 32, "bf16": False, "save_steps": 4,
+    },
+    "cpu-coder": {
+        "model": "coder-0.5b", "max_samples": 16, "max_length": 1792, "max_steps": 8, "batch_size": 1,
+        "grad_accum": 4, "lr": 2e-4, "lora_r": 16, "lora_alpha": 32, "bf16": False, "save_steps": 2,
     },
     "gpu": {
-        "model": "Qwen/Qwen2.5-Coder-1.5B-Instruct", "max_samples": 0, "max_length": 2048, "epochs": 3.0,
+        "model": "coder-1.5b", "max_samples": 0, "max_length": 2048, "epochs": 3.0,
         "max_steps": 0, "batch_size": 4, "grad_accum": 4, "lr": 1e-4, "lora_r": 64, "lora_alpha": 128,
         "bf16": True, "save_steps": 50, "warmup_steps": 0.03,
     },
@@ -52,21 +70,24 @@ class TrainConfig(ConfigFile):
 
     method: str = field(default="cuset", metadata={"help": f"Training objective, one of {METHODS}."})
     preset: str = field(default="cpu", metadata={"help": f"Preset the values started from, one of {tuple(PRESETS)} (informational once resolved)."})
-    model: str = field(default="default", metadata={"help": "Model name, local folder or hub id (see cuset.models)."})
+    model: str = field(default="smollm2-135m", metadata={"help": "Model name, local folder or hub id (see cuset.models)."})
     data: str = field(default="bundled", metadata={"help": "'bundled', a .jsonl/.parquet file or hf:NAME (see cuset.data.load)."})
     objective: str | dict[str, Any] = field(default="", metadata={"help": "Objective config: '' (defaults), a saved name, a YAML/JSON path, or the config itself."})
     max_samples: int = field(default=32, metadata={"help": "Train on this many samples, evenly spread over the data set (0 = all)."})
-    max_length: int = field(default=512, metadata={"help": "Longest prompt+response in tokens; longer samples are cut (as in scoring)."})
+    max_length: int = field(default=2112, metadata={"help": "Longest prompt+response in tokens (with the chat template and end of turn)."})
+    overlength: str = field(default="drop", metadata={"help": f"Samples longer than max_length, one of {OVERLENGTH}: drop them (the model never sees a half sample), or cut them at max_length (counted and logged)."})
     epochs: float = field(default=1.0, metadata={"help": "Passes over the data (used when max_steps is 0)."})
-    max_steps: int = field(default=24, metadata={"help": "Optimizer steps (0 = run `epochs` passes)."})
-    batch_size: int = field(default=4, metadata={"help": "Samples per forward pass and process."})
-    grad_accum: int = field(default=1, metadata={"help": "Forward passes accumulated per optimizer step."})
+    max_steps: int = field(default=16, metadata={"help": "Optimizer steps (0 = run `epochs` passes)."})
+    batch_size: int = field(default=1, metadata={"help": "Samples per forward pass and process."})
+    grad_accum: int = field(default=4, metadata={"help": "Forward passes accumulated per optimizer step."})
     lr: float = field(default=3e-4, metadata={"help": "Peak learning rate (cosine schedule)."})
     warmup_steps: float = field(default=0.0, metadata={"help": "Linear warm-up: steps, or a fraction in [0, 1) of all steps."})
     lora_r: int = field(default=16, metadata={"help": "LoRA rank on every linear layer (0 = full fine-tuning)."})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling alpha."})
-    bf16: bool | None = field(default=None, metadata={"help": "bfloat16 autocast (fp32 master weights); null = where the device supports it."})
-    save_steps: int = field(default=8, metadata={"help": "Save a checkpoint every N optimizer steps (jobs resume from the last)."})
+    bf16: bool | None = field(default=False, metadata={"help": "bfloat16 autocast (fp32 master weights); null = where the device supports it."})
+    save_steps: int = field(default=4, metadata={"help": "Save a checkpoint every N optimizer steps (jobs resume from the last)."})
+    profit_threshold: float = field(default=PROFIT_THRESHOLD, metadata={"help": "profit: train on tokens whose current probability exceeds this (ProFit's static tau)."})
+    slm_fraction: float = field(default=SLM_FRACTION, metadata={"help": "slm: share of each batch's response tokens kept, the top ones by excess loss over the base model (Rho-1's k%)."})
     seed: int = field(default=42, metadata={"help": "Seed of model init, LoRA init and data order."})
     output_dir: str = field(default="", metadata={"help": "Where checkpoints and the final model go ('' = the job's folder)."})
     report_to: list[str] = field(default_factory=list, metadata={"help": f"Extra loggers passed to the Trainer, any of {REPORTERS} (wandb runs offline)."})
@@ -81,10 +102,13 @@ class TrainConfig(ConfigFile):
         checks = [
             (self.method in METHODS, f"method={self.method!r}: use one of {', '.join(METHODS)}."),
             (self.preset in PRESETS, f"preset={self.preset!r}: use one of {', '.join(PRESETS)}."),
-            (bool(self.model.strip()), "model is empty: name a model ('default', 'tiny', a folder or a hub id)."),
+            (bool(self.model.strip()), "model is empty: name a model ('smollm2-135m', 'coder-0.5b', 'tiny', a folder or a hub id)."),
             (bool(self.data.strip()), "data is empty: use 'bundled', a .jsonl/.parquet file or hf:NAME."),
             (self.max_samples >= 0, f"max_samples={self.max_samples}: use 0 (all) or a positive count."),
             (self.max_length >= 16, f"max_length={self.max_length}: use at least 16 tokens."),
+            (self.overlength in OVERLENGTH, f"overlength={self.overlength!r}: use one of {', '.join(OVERLENGTH)}."),
+            (0.0 <= self.profit_threshold < 1.0, f"profit_threshold={self.profit_threshold}: use a probability in [0, 1)."),
+            (0.0 < self.slm_fraction <= 1.0, f"slm_fraction={self.slm_fraction}: use a share in (0, 1]."),
             (self.max_steps > 0 or self.epochs > 0, "Set max_steps > 0 or epochs > 0, or the run has nothing to do."),
             (self.max_steps >= 0 and self.epochs >= 0, "max_steps and epochs must be >= 0."),
             (self.batch_size >= 1 and self.grad_accum >= 1, "batch_size and grad_accum must be at least 1."),

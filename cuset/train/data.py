@@ -10,9 +10,13 @@ Per position the example carries what the loss needs:
     protected  [L] bool     the objective's protected set (region extents, or sensitive tokens)
     keep       [L] float32  the static mask from the base-model scores (1 = trained on)
     sensitive  [L] bool     CUDA-sensitive token (for the sensitive-vs-other NLL figures)
+    ref_logp   [L] float32  the base model's log p(gold) from the cached scores (0 where none;
+                            `slm`'s reference loss, read from the same table as the mask)
+    always     [L] bool     trained on by every method's token selection: the end-of-turn token
     weight     float        the sample weight w_i
 
-`collate` pads a list of examples on the right (no attention mask: under the causal mask a
+`placeholder_scores` stand in for the base-model scores of methods that need none (p = 1, so
+ref_logp = 0). `collate` pads a list of examples on the right (no attention mask: under the causal mask a
 real token never attends to the pads after it, so its logits are exact) and adds `labels` /
 `shift_labels` (-100 outside targets), from which the Trainer counts `num_items_in_batch`.
 """
@@ -42,6 +46,15 @@ class Example:
     keep: np.ndarray
     sensitive: np.ndarray
     weight: float
+    ref_logp: np.ndarray | None = None
+    always: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        length = self.input_ids.shape[0]
+        if self.ref_logp is None:
+            self.ref_logp = np.zeros(length, dtype=np.float32)
+        if self.always is None:
+            self.always = np.zeros(length, dtype=bool)
 
     def __len__(self) -> int:
         return int(self.input_ids.shape[0])
@@ -99,14 +112,19 @@ def align_examples(ids: Sequence[str], rendered: Sequence[RenderedSample], table
         protected[cols] = result.protected[begin:end]
         keep = np.zeros(length, dtype=np.float32)
         keep[cols] = result.mask[begin:end]
+        ref_logp = np.zeros(length, dtype=np.float32)
+        ref_logp[cols] = np.log(np.maximum(table.p[begin:end], 1e-30))
+        always = np.zeros(length, dtype=bool)
         stop = int(cols[-1]) + 1
         if stop < length:  # the template's end-of-turn token: trained always, so the model learns to stop
             target[stop] = True
             keep[stop] = 1.0
+            always[stop] = True
         sensitive = np.zeros(length, dtype=bool)
         sensitive[cols] = table.sensitive[begin:end]
         examples.append(
-            Example(ids[index], np.asarray(item.input_ids, dtype=np.int64), target, protected, keep, sensitive, float(result.weights[index]))
+            Example(ids[index], np.asarray(item.input_ids, dtype=np.int64), target, protected, keep, sensitive,
+                    float(result.weights[index]), ref_logp, always)
         )
     return examples
 
@@ -122,6 +140,8 @@ def collate(examples: Sequence[Example], pad_id: int) -> dict[str, Any]:
     protected = torch.zeros((batch, width), dtype=torch.bool)
     keep = torch.zeros((batch, width), dtype=torch.float32)
     sensitive = torch.zeros((batch, width), dtype=torch.bool)
+    ref_logp = torch.zeros((batch, width), dtype=torch.float32)
+    always = torch.zeros((batch, width), dtype=torch.bool)
     for row, example in enumerate(examples):
         n = len(example)
         input_ids[row, :n] = torch.from_numpy(example.input_ids)
@@ -129,6 +149,8 @@ def collate(examples: Sequence[Example], pad_id: int) -> dict[str, Any]:
         protected[row, :n] = torch.from_numpy(example.protected)
         keep[row, :n] = torch.from_numpy(example.keep)
         sensitive[row, :n] = torch.from_numpy(example.sensitive)
+        ref_logp[row, :n] = torch.from_numpy(example.ref_logp)
+        always[row, :n] = torch.from_numpy(example.always)
     labels = torch.where(target, input_ids, torch.full_like(input_ids, IGNORE))
     return {
         "input_ids": input_ids,
@@ -138,6 +160,8 @@ def collate(examples: Sequence[Example], pad_id: int) -> dict[str, Any]:
         "protected": protected,
         "keep": keep,
         "sensitive": sensitive,
+        "ref_logp": ref_logp,
+        "always": always,
         "weight": torch.tensor([e.weight for e in examples], dtype=torch.float32),
         "n_tokens": torch.tensor([len(e) for e in examples], dtype=torch.long),
     }

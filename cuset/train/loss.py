@@ -7,12 +7,21 @@ One forward pass gives the log-probability of every gold response token; then pe
     token-mask     cuset_loss with the token mask, w = 1
     region-weight  cuset_loss with m = target and the sample weights
     cuset          cuset_loss with the token mask and the sample weights
+    profit         profit_loss: tokens whose current detached p exceeds profit_threshold, mean
+                   over the kept tokens (ProFit)
+    slm            slm_loss: the top slm_fraction of the micro-batch's tokens by excess loss over
+                   the base model's cached scores (`ref_logp`, aligned like the cuset mask), mean
+                   over k * num_items (Rho-1)
 
 The adaptive mask runs `batch_low_confidence` on the current model's detached probabilities
 from this same forward pass (no second pass); the protected set and the weights were fixed
 before training from the base-model scores. `static` mode uses the base-model mask (`keep`).
 Every loss is divided by `num_items`, the response tokens of the whole accumulated batch
-(all processes), so gradient accumulation 1x4 and 4x1 give the same gradients.
+(all processes), so gradient accumulation 1x4 and 4x1 give the same gradients. Two exceptions,
+by their papers' definitions: `profit` divides by the kept tokens, which are only known after
+the forward pass, so a micro-batch uses its own kept count scaled by its share of num_items
+(exact with one micro-batch per step); `slm` selects its top k% within each micro-batch. The
+end-of-turn token (`always`) is trained on by every method's selection, so the model learns to stop.
 
 The vocabulary projection runs only from the batch's first trained-on position onwards
 (`logits_to_keep`): prompt positions never need logits.
@@ -23,7 +32,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cuset.objective import ObjectiveConfig, batch_low_confidence, cuset_loss, dft_loss
+from cuset.objective import (
+    PROFIT_THRESHOLD,
+    SLM_FRACTION,
+    ObjectiveConfig,
+    batch_low_confidence,
+    cuset_loss,
+    dft_loss,
+    profit_loss,
+    profit_mask,
+    slm_loss,
+    slm_mask,
+)
 
 MASKING_METHODS = ("token-mask", "cuset")
 
@@ -36,10 +56,13 @@ TOTALS = (
 
 @dataclass
 class LossSpec:
-    """What the loss does: the method and the objective config behind its mask."""
+    """What the loss does: the method, the objective config behind its mask, and the
+    baselines' parameters (TrainConfig.profit_threshold, slm_fraction)."""
 
     method: str
     objective: ObjectiveConfig
+    profit_threshold: float = PROFIT_THRESHOLD
+    slm_fraction: float = SLM_FRACTION
 
 
 @dataclass
@@ -53,6 +76,8 @@ class TokenView:
     keep: Any
     sensitive: Any
     weight: Any
+    ref_logp: Any = None
+    always: Any = None
 
 
 def gold_logprobs(model: Any, batch: dict[str, Any]) -> TokenView:
@@ -79,6 +104,8 @@ def gold_logprobs(model: Any, batch: dict[str, Any]) -> TokenView:
         keep=batch["keep"][:, first + 1 :],
         sensitive=batch["sensitive"][:, first + 1 :],
         weight=batch["weight"],
+        ref_logp=batch["ref_logp"][:, first + 1 :] if "ref_logp" in batch else torch.zeros_like(logp),
+        always=batch["always"][:, first + 1 :] if "always" in batch else torch.zeros_like(tgt),
     )
 
 
@@ -88,7 +115,8 @@ def adaptive_mask(view: TokenView, config: ObjectiveConfig) -> Any:
     if config.policy == "none":
         return view.target.float()
     low = batch_low_confidence(view.logp.detach().exp(), view.target, config)
-    return (view.target & ~(low & ~view.protected)).float()
+    protected = view.protected if view.always is None else view.protected | view.always
+    return (view.target & ~(low & ~protected)).float()
 
 
 def token_mask(view: TokenView, spec: LossSpec) -> Any:
@@ -112,6 +140,14 @@ def method_loss(view: TokenView, spec: LossSpec, num_items: Any) -> tuple[Any, A
     if spec.method == "dft":
         mask, weights = view.target.float(), sample_weights(view, spec)
         return dft_loss(view.logp, view.target, num_items), mask, weights
+    if spec.method == "profit":
+        mask, weights = profit_mask(view.logp.detach().exp(), view.target, spec.profit_threshold, view.always), sample_weights(view, spec)
+        n_targets = view.target.sum()
+        num_kept = mask.sum() * (num_items / n_targets) if int(n_targets) else mask.sum()
+        return profit_loss(view.logp, view.target, spec.profit_threshold, view.always, num_kept), mask, weights
+    if spec.method == "slm":
+        mask, weights = slm_mask(view.logp, view.ref_logp, view.target, spec.slm_fraction, view.always), sample_weights(view, spec)
+        return slm_loss(view.logp, view.ref_logp, view.target, spec.slm_fraction, num_items, view.always), mask, weights
     mask, weights = token_mask(view, spec), sample_weights(view, spec)
     return cuset_loss(view.logp, mask, weights, num_items), mask, weights
 

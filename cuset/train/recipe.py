@@ -8,17 +8,23 @@ Steps, in order (each a method, so tests can run part of it):
     _training_arguments  TrainingArguments (initialises the process group under torchrun)
     _setup_tokenizer     the model's tokenizer and fingerprint (as scoring names them)
     _setup_data          load the data set, keep `max_samples` evenly spread samples
+    _check_lengths       render each sample as scoring does; count those longer than max_length
+                         and drop them (`overlength: drop`) or keep them cut and flagged
+                         (`cut`); the counts go to the log, data.json and result.json
     _score_base          base-model scores (cuset.confidence.score_dataset, cached on disk),
-                         then cuset.objective.compute: protected set, static mask, weights.
-                         `sft`/`dft` need no scores: only the sensitivity tags are computed.
+                         then cuset.objective.compute: protected set, static mask, weights
+                         (and `slm`'s reference log-probabilities, aligned by the same path).
+                         `sft`/`dft`/`profit` need no scores: only the sensitivity tags are computed.
                          Under several processes rank 0 scores first, the others read the cache.
-    _setup_examples      render each sample as scoring does and align the per-token arrays
+    _setup_examples      align the per-token arrays onto each rendered sample
     _setup_model         the model in float32 (bf16 runs under autocast), LoRA when lora_r > 0
     _setup_trainer       CusetTrainer with the metrics callback
     run                  train (resuming from the last complete checkpoint), save the final
                          model and result.json
 
-Outputs in `out_dir`: metrics.jsonl, checkpoints/checkpoint-N/, final/ and result.json.
+Outputs in `out_dir`: data.json (the sample counts, written before training starts),
+metrics.jsonl, checkpoints/checkpoint-N/, final/ and result.json (which repeats data.json
+under "data").
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ import numpy as np
 from cuset.train.config import TrainConfig
 from cuset.train.data import ExampleDataset, align_examples, collate, placeholder_scores, spread_subset
 
-SCORING_METHODS = ("token-mask", "region-weight", "cuset")
+SCORING_METHODS = ("token-mask", "region-weight", "cuset", "slm")
 
 
 class Progress(Protocol):
@@ -147,6 +153,51 @@ class FineTune:
         self.samples = [samples[i] for i in keep]
         self.log(f"data: {len(self.samples)} of {len(samples)} samples from {self.config.data}")
 
+    def _check_lengths(self) -> None:
+        """Render every sample with the model's chat template (as scoring and training see it)
+        and deal with the ones longer than max_length as `overlength` says. Writes data.json."""
+        from cuset.confidence import render
+
+        c = self.config
+        rendered = [render(s, self.tokenizer, self._score_config(), self.resolved.fingerprint) for s in self.samples]
+        lengths = [len(r.input_ids) if not r.truncated else None for r in rendered]
+        over = [i for i, r in enumerate(rendered) if r.truncated]
+        over_ids = [self.samples[i].id for i in over]
+        stats: dict[str, Any] = {
+            "max_length": c.max_length,
+            "overlength": c.overlength,
+            "n_selected": len(self.samples),
+            "n_overlength": len(over),
+            "n_dropped": len(over) if c.overlength == "drop" else 0,
+            "n_cut": len(over) if c.overlength == "cut" else 0,
+            "overlength_ids": over_ids,
+            "longest_kept_tokens": max((n for n in lengths if n is not None), default=0),
+        }
+        if over and c.overlength == "drop":
+            if len(over) == len(self.samples):
+                raise ValueError(
+                    f"All {len(over)} samples are longer than max_length={c.max_length} tokens under {c.model!r}'s tokenizer: "
+                    "raise max_length, or set overlength: cut to train on their first max_length tokens."
+                )
+            keep = [i for i in range(len(self.samples)) if not rendered[i].truncated]
+            self.samples = [self.samples[i] for i in keep]
+            rendered = [rendered[i] for i in keep]
+            self.log(f"data: dropped {len(over)} of {stats['n_selected']} samples longer than max_length={c.max_length} tokens "
+                     f"(overlength: drop): {', '.join(over_ids[:10])}{' ...' if len(over) > 10 else ''}")
+        elif over:
+            self.log(f"data: WARNING {len(over)} of {stats['n_selected']} samples are longer than max_length={c.max_length} tokens and are CUT "
+                     f"there (overlength: cut; their tail and end of turn are not trained on): {', '.join(over_ids[:10])}{' ...' if len(over) > 10 else ''}")
+        else:
+            self.log(f"data: all {len(self.samples)} samples fit max_length={c.max_length} whole (longest {stats['longest_kept_tokens']} tokens)")
+        stats["n_trained"] = len(self.samples)
+        self.rendered = rendered
+        self.data_stats = stats
+        if int(os.environ.get("RANK", "0")) == 0:
+            (self.out_dir / "data.json").write_text(json.dumps(stats, indent=2))
+        if over:
+            self._phase(f"data: {len(over)} of {stats['n_selected']} samples over max_length {c.max_length}: "
+                        f"{'dropped' if c.overlength == 'drop' else 'cut'}")
+
     def _score_config(self) -> Any:
         from cuset.confidence import ScoreConfig
 
@@ -155,13 +206,12 @@ class FineTune:
     def _score_base(self) -> None:
         """The objective's decisions for every token, fixed before training."""
         from cuset import models
-        from cuset.confidence import TokenTable, render, score_dataset
+        from cuset.confidence import TokenTable, score_dataset
         from cuset.objective import compute
         from cuset.sensitivity import tag
 
         started = time.perf_counter()
         score_config = self._score_config()
-        self.rendered = [render(s, self.tokenizer, score_config, self.resolved.fingerprint) for s in self.samples]
         if self.config.method in SCORING_METHODS:
             self._phase(f"scoring {len(self.samples)} samples under the base model (cached)")
             scored = score_dataset(self.samples, score_config, self._scoring_progress, dataset_name=self.config.data)
@@ -223,7 +273,7 @@ class FineTune:
             args=self.args,
             train_dataset=ExampleDataset(self.examples),
             data_collator=lambda items: collate(items, self.pad_id),
-            spec=LossSpec(self.config.method, self.config.objective_config()),
+            spec=LossSpec(self.config.method, self.config.objective_config(), self.config.profit_threshold, self.config.slm_fraction),
             step_stats=stats,
             callbacks=[MetricsCallback(stats, self.out_dir / "metrics.jsonl", on_progress)],
         )
@@ -238,6 +288,7 @@ class FineTune:
         self._setup_tokenizer()
         with self.args.main_process_first(desc="base-model scores"):
             self._setup_data()
+            self._check_lengths()
             self._score_base()
         self._setup_examples()
         self._setup_model()
@@ -289,6 +340,7 @@ class FineTune:
             "resumed_from": resume.name if resume else None,
             "final_model": str(final),
             "n_examples": len(self.examples),
+            "data": self.data_stats,
             "seed": self.config.seed,
             "objective": {k: v for k, v in self.objective.stats.items() if not isinstance(v, dict)},
             "scoring": self.scoring_stats,

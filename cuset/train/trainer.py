@@ -28,7 +28,7 @@ from cuset.train.metrics import StepStats, step_line, tensorboard_figures
 
 
 class CusetTrainer(Trainer):
-    """A Trainer whose loss is the chosen method's (sft, dft, token-mask, region-weight, cuset)."""
+    """A Trainer whose loss is the chosen method's (cuset.objective.METHODS; see cuset.train.loss)."""
 
     loss_is_scaled_for_ga = True
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from cuset import models
 from cuset.cli import build_parser, main
+from cuset.confidence import ScoreConfig, render
+from cuset.data import load
 from cuset.objective import ObjectiveConfig, save_named
 from cuset.train import PRESETS, TrainConfig
 from cuset.train.commands import train_config_from_args
@@ -37,6 +40,9 @@ def test_resolved_inlines_the_objective_and_decides_bf16():
         ({"report_to": ["neptune"]}, "unknown logger"),
         ({"lora_rank": 8}, "unknown field"),
         ({"objective": {"quantile": 2.0}}, "quantile=2.0"),
+        ({"overlength": "truncate"}, "use one of drop, cut"),
+        ({"profit_threshold": 1.0}, "profit_threshold=1.0"),
+        ({"slm_fraction": 0.0}, "slm_fraction=0.0"),
     ],
 )
 def test_bad_values_say_how_to_fix_them(values, message):
@@ -56,7 +62,10 @@ def test_cli_precedence_preset_then_file_then_flags(tmp_path):
     assert (config.preset, config.lr, config.seed, config.method) == ("tiny", 0.5, 9, "dft")
     args = build_parser().parse_args(["train", "--preset", "cpu", "--max-steps", "3", "--no-bf16", "--report-to", "tensorboard"])
     config = train_config_from_args(args)
-    assert (config.model, config.max_steps, config.bf16, config.report_to) == ("default", 3, False, ["tensorboard"])
+    assert (config.model, config.max_steps, config.bf16, config.report_to) == ("smollm2-135m", 3, False, ["tensorboard"])
+    args = build_parser().parse_args(["train", "--preset", "cpu-coder", "--method", "slm", "--overlength", "cut", "--slm-fraction", "0.7"])
+    config = train_config_from_args(args)
+    assert (config.model, config.method, config.overlength, config.slm_fraction) == ("coder-0.5b", "slm", "cut", 0.7)
 
 
 def test_cli_dry_run_prints_the_resolved_config(capsys):
@@ -69,3 +78,30 @@ def test_cli_dry_run_prints_the_resolved_config(capsys):
 def test_cli_rejects_a_bad_config_with_status_2(capsys):
     assert main(["train", "--preset", "tiny", "--batch-size", "0", "--dry-run"]) == 2
     assert "batch_size" in capsys.readouterr().err
+
+
+def local_tokenizer(name: str):
+    """(tokenizer, resolved) of an embedded or local model; skips when it is not on this machine."""
+    try:
+        resolved = models.resolve(name)
+    except models.ModelError as exc:
+        pytest.skip(f"model {name!r} is not prepared on this machine: {exc}")
+    if not resolved.local:
+        pytest.skip(f"model {name!r} is not an embedded model on this machine yet (it resolves to the hub id {resolved.source!r})")
+    return models.load_tokenizer(name)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_no_preset_drops_or_silently_cuts_a_bundled_sample(preset):
+    """Every bundled sample, rendered as training renders it, fits the preset's max_length under
+    its model's tokenizer; the one preset that cuts (tiny, a random model for fast tests) says so."""
+    config = TrainConfig.from_preset(preset)
+    if config.overlength == "cut":
+        assert preset == "tiny", f"preset {preset} cuts samples: only the test preset may"
+        return
+    tokenizer, resolved = local_tokenizer(config.model)
+    score_config = ScoreConfig(model=config.model, max_length=10**6)
+    lengths = [len(render(s, tokenizer, score_config, resolved.fingerprint).input_ids) for s in load("bundled")]
+    assert max(lengths) <= config.max_length, f"{sum(n > config.max_length for n in lengths)} samples longer than {config.max_length}"
+    if preset.startswith("cpu"):  # on 2 cores every padded token costs: no more room than needed
+        assert config.max_length - max(lengths) < 128, f"max_length {config.max_length} is far above the longest sample ({max(lengths)})"

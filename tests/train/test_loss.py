@@ -36,8 +36,12 @@ def fixed(tiny):
         protected = target & (rng.random(length) < 0.5)
         keep = (target & (rng.random(length) < 0.7)).astype(np.float32)
         sensitive = target & (rng.random(length) < 0.3)
+        ref_logp = np.where(target, np.log(rng.uniform(1e-5, 1e-3, length)), 0.0).astype(np.float32)
+        always = np.zeros(length, dtype=bool)
+        if len(examples) != 1:  # an end-of-turn-like token on the last target of two samples
+            always[cols[-1]] = True
         ids = np.asarray(rendered.input_ids[:length], dtype=np.int64)
-        examples.append(Example(sample.id, ids, target, protected, keep, sensitive, weight))
+        examples.append(Example(sample.id, ids, target, protected, keep, sensitive, weight, ref_logp, always))
     assert all(e.target.sum() > 5 for e in examples), "every sample needs response tokens within MAX_LENGTH"
     batch = collate(examples, tokenizer.pad_token_id)
     return model, batch, examples
@@ -60,14 +64,27 @@ def nll_by_example(fixed):
     return [hand_token_nll(model, e) for e in examples]
 
 
-def hand_loss(nll_by_example, examples: list[Example], method: str, config: ObjectiveConfig) -> float:
-    """sum_i w_i sum_t m_it l_it / sum_i T_i, written out per sample and token."""
-    total, count = 0.0, 0
+def hand_loss(nll_by_example, examples: list[Example], method: str, config: ObjectiveConfig,
+              threshold: float = 0.3, fraction: float = 0.6) -> float:
+    """sum_i w_i sum_t m_it l_it / sum_i T_i, written out per sample and token; ProFit's mean
+    over the kept tokens; Rho-1's top-k by excess loss over the whole batch."""
+    if method == "slm":
+        nll = np.concatenate([n for _, n in nll_by_example])
+        excess = np.concatenate([e.ref_logp[pos] for e, (pos, _) in zip(examples, nll_by_example)]) + nll
+        excess[np.concatenate([e.always[pos] for e, (pos, _) in zip(examples, nll_by_example)])] = np.inf
+        budget = math.ceil(fraction * len(nll))
+        return float(nll[np.argsort(-excess, kind="stable")[:budget]].sum()) / (fraction * len(nll))
+    total, count, kept = 0.0, 0, 0
     for example, (positions, nll) in zip(examples, nll_by_example):
         p = np.exp(-nll)
         count += len(positions)
         if method == "dft":
             total += float((p * nll).sum())
+            continue
+        if method == "profit":
+            keep = (p > threshold) | example.always[positions]
+            total += float(nll[keep].sum())
+            kept += int(keep.sum())
             continue
         mask = np.ones(len(positions))
         if method in ("token-mask", "cuset"):
@@ -76,19 +93,35 @@ def hand_loss(nll_by_example, examples: list[Example], method: str, config: Obje
             else:
                 threshold = np.sort(p)[int(math.floor(config.quantile * (len(p) - 1)))]
                 low = p < threshold
-                mask = (~(low & ~example.protected[positions])).astype(float)
+                mask = (~(low & ~(example.protected[positions] | example.always[positions]))).astype(float)
         weight = example.weight if method in ("region-weight", "cuset") else 1.0
         total += weight * float((mask * nll).sum())
-    return total / count
+    return total / (kept if method == "profit" else count)
 
 
-@pytest.mark.parametrize("method", ["cuset", "token-mask", "region-weight", "dft"])
+@pytest.mark.parametrize("method", ["cuset", "token-mask", "region-weight", "dft", "profit", "slm"])
 def test_method_loss_matches_hand_computation(fixed, nll_by_example, method):
     model, batch, examples = fixed
     config = ObjectiveConfig(quantile=0.3)
     with torch.no_grad():
-        loss, _ = objective_loss(model, batch, LossSpec(method, config))
+        loss, totals = objective_loss(model, batch, LossSpec(method, config))
     assert float(loss) == pytest.approx(hand_loss(nll_by_example, examples, method, config), rel=1e-5)
+    if method == "slm":
+        assert float(totals[3]) == math.ceil(0.6 * float(totals[2]))  # n_kept: the top 60%
+
+
+def test_profit_threshold_and_slm_fraction_change_the_selection(fixed, nll_by_example):
+    model, batch, examples = fixed
+    config = ObjectiveConfig()
+    tau = float(np.median(np.exp(-np.concatenate([nll for _, nll in nll_by_example]))))
+    with torch.no_grad():
+        profit, totals = objective_loss(model, batch, LossSpec("profit", config, profit_threshold=tau))
+        slm, _ = objective_loss(model, batch, LossSpec("slm", config, slm_fraction=0.25))
+    # The random tiny model gives p ~ 1/vocabulary: at the default 0.3 only the end-of-turn
+    # tokens would pass, so tau is the batch's median p (about half the tokens kept).
+    assert 0.1 * float(totals[2]) < float(totals[3]) < 0.9 * float(totals[2])
+    assert float(profit) == pytest.approx(hand_loss(nll_by_example, examples, "profit", config, threshold=tau), rel=1e-5)
+    assert float(slm) == pytest.approx(hand_loss(nll_by_example, examples, "slm", config, fraction=0.25), rel=1e-5)
 
 
 def test_cuset_static_mask_uses_the_base_model_mask(fixed, nll_by_example):

@@ -10,8 +10,10 @@ import pytest
 import torch
 from transformers import TrainerCallback
 
-from cuset.confidence import score_samples
+from cuset.confidence import ScoreConfig, render, score_samples
+from cuset.data import load
 from cuset.train import FineTune, TrainConfig, read_metrics
+from cuset.train.data import spread_subset
 
 
 class GradCapture(TrainerCallback):
@@ -52,6 +54,7 @@ def test_examples_align_token_for_token_with_the_scores(tmp_path):
     recipe = FineTune(TrainConfig.from_preset("tiny", method="cuset"), tmp_path, log=lambda _: None)
     recipe._setup_tokenizer()
     recipe._setup_data()
+    recipe._check_lengths()
     recipe._score_base()
     recipe._setup_examples()
     scores, _ = score_samples(recipe.samples, recipe._score_config())  # cached by _score_base
@@ -78,3 +81,57 @@ def test_a_tiny_run_writes_metrics_checkpoints_and_the_final_model(tmp_path):
     assert (tmp_path / "final" / "config.json").is_file()
     assert json.loads((tmp_path / "result.json").read_text())["steps"] == result["steps"] == 4
     assert result["final_loss"] == rows[-1]["loss"]
+    # the tiny preset cuts at 512 tokens, where every bundled sample is longer: counted, not silent
+    assert (result["data"]["n_cut"], result["data"]["n_dropped"], result["data"]["n_trained"]) == (8, 0, 8)
+    assert json.loads((tmp_path / "data.json").read_text()) == result["data"]
+
+
+def whole_lengths(config: TrainConfig, tokenizer, fingerprint: str) -> dict[str, int]:
+    """Sample id -> tokens of prompt + response + end of turn, rendered without a limit."""
+    samples = load("bundled")
+    uncut = ScoreConfig(model=config.model, max_length=10**6)
+    return {samples[i].id: len(render(samples[i], tokenizer, uncut, fingerprint).input_ids) for i in spread_subset(len(samples), config.max_samples)}
+
+
+@pytest.mark.parametrize("overlength", ["drop", "cut"])
+def test_samples_over_max_length_are_counted_then_dropped_or_cut(tmp_path, overlength):
+    config = TrainConfig.from_preset("tiny", method="sft", max_samples=16, max_length=1400, overlength=overlength)
+    recipe = FineTune(config, tmp_path, log=lambda _: None)
+    recipe._setup_tokenizer()
+    recipe._setup_data()
+    recipe._check_lengths()
+    lengths = whole_lengths(config, recipe.tokenizer, recipe.resolved.fingerprint)
+    over = sorted(i for i, n in lengths.items() if n > 1400)
+    assert 0 < len(over) < 16  # the median sample has ~1,424 tokens: some of each kind
+    stats = json.loads((tmp_path / "data.json").read_text())
+    assert sorted(stats["overlength_ids"]) == over and stats["n_overlength"] == len(over) and stats["n_selected"] == 16
+    kept = {s.id for s in recipe.samples}
+    if overlength == "drop":
+        assert kept == set(lengths) - set(over) and stats["n_dropped"] == len(over) and stats["n_cut"] == 0
+        assert not any(r.truncated for r in recipe.rendered)
+        assert stats["longest_kept_tokens"] == max(n for n in lengths.values() if n <= 1400)
+    else:
+        assert kept == set(lengths) and stats["n_cut"] == len(over) and stats["n_dropped"] == 0
+        assert sorted(s.id for s, r in zip(recipe.samples, recipe.rendered) if r.truncated) == over
+
+
+def test_whole_samples_keep_their_end_of_turn_token(tmp_path):
+    config = TrainConfig.from_preset("tiny", method="sft", max_samples=3, max_length=2112, overlength="drop")
+    recipe = FineTune(config, tmp_path, log=lambda _: None)
+    recipe._setup_tokenizer()
+    recipe._setup_data()
+    recipe._check_lengths()
+    recipe._score_base()
+    recipe._setup_examples()
+    end = recipe.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    for example in recipe.examples:
+        last = int(np.flatnonzero(example.target)[-1])
+        assert example.input_ids[last] == end and example.always[last] and example.always.sum() == 1
+
+
+def test_dropping_every_sample_says_how_to_fix_it(tmp_path):
+    recipe = FineTune(TrainConfig.from_preset("tiny", max_length=256, overlength="drop"), tmp_path, log=lambda _: None)
+    recipe._setup_tokenizer()
+    recipe._setup_data()
+    with pytest.raises(ValueError, match="raise max_length, or set overlength: cut"):
+        recipe._check_lengths()
