@@ -1,7 +1,7 @@
 """The `compile` and `cuda` backends' candidate-side programs (the `cpu` one is cpu/kernelbench.py).
 
     python -m cuset.evaluate.backends compile SOLUTION.py             # nvcc only: does it build?
-    python -m cuset.evaluate.backends cuda SOLUTION.py TASK.py [--trials 5]   # a real GPU
+    python -m cuset.evaluate.backends cuda SOLUTION.py TASK.py [--trials 5] [--handover DIR]   # a real GPU
 
 Both run inside cuset.evaluate.sandbox (cuset.evaluate.check starts them) and print one JSON
 record as their last stdout line, with the fields of the cpu backend's record.
@@ -13,8 +13,13 @@ run. Status "compiled" or "compile_error" (messages point at the solution file's
 `correct` is None. nvcc comes from $CUDA_HOME, /usr/local/cuda or the `nvidia-cuda-nvcc` wheel.
 
 cuda: KernelBench's own way on a GPU: torch's load_inline, models and inputs on the GPU, the
-same protocol as the cpu backend (cpu/kernelbench.run_solution with device="cuda"), plus the
-runtime of ModelNew and of Model (median of `timing_runs` CUDA-event-timed calls) for speedups.
+same protocol as the cpu backend (cpu/kernelbench.run_solution with device="cuda": trial inputs
+handed over, outputs handed back for the verdict, the poisoned run through the wrapped
+load_inline module), plus the runtime of ModelNew and of Model (median of `timing_runs` calls:
+CUDA events on the default stream, the L2 cache flushed before each, the device synchronised
+before the end event; cpu/kernelbench._gpu_time) for speedups. A speedup over 10x is flagged
+(KernelBench's excessive-speedup check; verdict.speedup_flag). The timings are taken in the
+candidate's process, so they are evidence to look at, not a verdict.
 """
 
 from __future__ import annotations
@@ -121,13 +126,15 @@ def compile_only(solution: Path) -> dict[str, Any]:
     return record
 
 
-def cuda_check(solution: Path, task: Path, trials: int, timing_runs: int = 20) -> dict[str, Any]:
+def cuda_check(solution: Path, task: Path, trials: int, timing_runs: int = 20, handover: Path | None = None, seed: int = 42,
+               poison: bool = True) -> dict[str, Any]:
     """The cpu backend's protocol on a real GPU, plus runtimes for speedup/fast_p."""
     import torch
 
     if not torch.cuda.is_available():
         return {"status": "runtime_error", "compiled": False, "correct": False, "message": "the cuda backend needs a CUDA GPU; none is visible"}
-    return run_solution(solution, task, KernelBenchOptions(trials=trials, device="cuda", timing_runs=timing_runs))
+    opts = KernelBenchOptions(trials=trials, device="cuda", timing_runs=timing_runs, seed=seed, poison=poison)
+    return run_solution(solution, task, opts, handover=handover)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,13 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("solution")
     ap.add_argument("task", nargs="?")
     ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--handover", type=Path, help="inputs in, outputs out (cuset.evaluate.check makes the verdict)")
+    ap.add_argument("--no-poison", action="store_true")
     args = ap.parse_args(argv)
     if args.backend == "compile":
         record = compile_only(Path(args.solution))
     else:
         if not args.task:
             ap.error("the cuda backend needs TASK.py")
-        record = cuda_check(Path(args.solution), Path(args.task), args.trials)
+        record = cuda_check(Path(args.solution), Path(args.task), args.trials, handover=args.handover, seed=args.seed, poison=not args.no_poison)
     sys.stdout.flush()
     print("\n" + json.dumps(record, default=str), flush=True)
     return 0

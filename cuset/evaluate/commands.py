@@ -54,6 +54,9 @@ def add_evaluate_commands(sub: Any) -> None:
     p.add_argument("--backend", default="cpu", choices=BACKENDS, help="cpu: the emulator; compile: nvcc only; cuda: a real GPU")
     p.add_argument("--trials", type=int, default=5)
     p.add_argument("--timeout", type=float, default=120.0, help="wall-clock limit of the candidate process, seconds")
+    p.add_argument("--tolerance", choices=("v0", "strict"), default="v0", help="tolerance profile: v0 = 1e-2; strict = fp32 1e-4, fp16/bf16 1e-2")
+    p.add_argument("--static-policy", choices=("strict", "lenient"), default="strict", help="static checks: strict fails torch compute in forward; lenient flags it")
+    p.add_argument("--no-poison", action="store_true", help="skip the poisoned run (to measure its cost; no reward_hack from it then)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_check)
 
@@ -82,6 +85,8 @@ def add_eval_commands(sub: Any) -> None:
     p.add_argument("--max-new-tokens", dest="max_new_tokens", type=int, help=helps["max_new_tokens"])
     p.add_argument("--zero-shot", action="store_true", help="no example in the prompt")
     p.add_argument("--trials", type=int, help=helps["trials"])
+    p.add_argument("--tolerance", choices=("v0", "strict"), help=helps["tolerance"])
+    p.add_argument("--static-policy", dest="static_policy", choices=("strict", "lenient"), help=helps["static_policy"])
     p.add_argument("--timeout", dest="timeout_s", type=float, help=helps["timeout_s"])
     p.add_argument("--workers", type=int, help=helps["workers"])
     p.add_argument("--label", help=helps["label"])
@@ -111,7 +116,7 @@ def _eval_config(args: argparse.Namespace) -> Any:
 
     base = EvalConfig.load(args.config).to_dict() if args.config else {}
     for name in ("solutions", "suite", "split", "limit", "backend", "n_samples", "temperature", "top_p", "seed", "max_new_tokens",
-                 "trials", "timeout_s", "workers", "label", "model"):
+                 "trials", "timeout_s", "workers", "label", "model", "tolerance", "static_policy"):
         value = getattr(args, name, None)
         if value is not None:
             base[name] = value
@@ -245,11 +250,14 @@ def cmd_run_cuda(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from cuset.evaluate.check import check_solution
 
-    result = check_solution(Path(args.solution), Path(args.task), backend=args.backend, trials=args.trials, timeout=args.timeout)
+    result = check_solution(Path(args.solution), Path(args.task), backend=args.backend, trials=args.trials, timeout=args.timeout,
+                            tolerance_profile=args.tolerance, static_policy=args.static_policy, poison=not args.no_poison)
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:
         print(f"{result['status']}: {result['message']}")
-        for key in ("compiled", "correct", "max_abs_error", "path"):
+        for key in ("compiled", "correct", "max_abs_error", "path", "tolerance"):
             print(f"  {key}: {result.get(key)}")
+        for f in result.get("static") or []:
+            print(f"  static {f['action'][result.get('static_policy', 'strict')]}: line {f['line']}: {f['rule']}: {f['detail']}")
     return 0 if result.get("correct") else 1

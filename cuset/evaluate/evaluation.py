@@ -49,7 +49,9 @@ class EvalConfig(ConfigFile):
     seed: int = field(default=42, metadata={"help": "Seed of generation (per task and sample) and of the checks' inputs."})
     max_new_tokens: int = field(default=1536, metadata={"help": "Reply length cap, tokens."})
     one_shot: bool = field(default=True, metadata={"help": "Show one example task and solution in the prompt."})
-    trials: int = field(default=5, metadata={"help": "Correctness trials per candidate, each on fresh random inputs."})
+    trials: int = field(default=5, metadata={"help": "Correctness trials per candidate, each on fresh inputs from its own distribution."})
+    tolerance: str = field(default="v0", metadata={"help": "Tolerance profile: 'v0' (atol = rtol = 1e-2, KernelBench v0.1) or 'strict' (fp32 1e-4, fp16/bf16 1e-2)."})
+    static_policy: str = field(default="strict", metadata={"help": "Static checks: 'strict' (torch compute in forward fails) or 'lenient' (it is only flagged)."})
     timeout_s: float = field(default=120.0, metadata={"help": "Wall-clock limit of one candidate's check, seconds."})
     workers: int = field(default=0, metadata={"help": "Candidates checked at once (0 = one per core)."})
     label: str = field(default="", metadata={"help": "Name of the run on the Results page (default: model and method)."})
@@ -67,6 +69,11 @@ class EvalConfig(ConfigFile):
             raise ValueError("n_samples > 1 with temperature 0 gives n identical greedy replies: set temperature > 0 (e.g. 0.8)")
         if self.split not in ("", "in_distribution", "held_out"):
             raise ValueError(f"split {self.split!r}: use '', 'in_distribution' or 'held_out'")
+        from cuset.evaluate.static_checks import check_policy
+        from cuset.evaluate.verdict import check_profile
+
+        check_profile(self.tolerance)
+        check_policy(self.static_policy)
         if self.trials < 1 or self.timeout_s <= 0:
             raise ValueError("trials must be >= 1 and timeout_s > 0")
         self.levels = [int(x) for x in self.levels]
@@ -181,6 +188,7 @@ def run_evaluation(config: EvalConfig, progress: Progress | None = None, eval_jo
         candidates = build_candidates(config, tasks, progress)
         records = evaluate_candidates(candidates, backend=config.backend, trials=config.trials, timeout=config.timeout_s,
                                       workers=config.workers, on_record=lambda r: store.add_results(run_id, [r]),
+                                      tolerance=config.tolerance, static_policy=config.static_policy,
                                       progress=(lambda d, n: progress("checking", d, n)) if progress else None)
     except BaseException as exc:
         store.finish_run(run_id, "failed", {"error": f"{type(exc).__name__}: {exc}"})

@@ -12,6 +12,7 @@ KernelBench counts it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -24,6 +25,8 @@ from typing import Any
 from cuset.evaluate.check import BACKENDS, check_solution
 
 _LINE = re.compile(r"solution\.py:(\d+)")
+# What a record keeps about how far the verdict can be trusted (stored as JSON in `integrity`).
+INTEGRITY_FIELDS = ("static", "static_policy", "poison", "inputs", "mutated_inputs", "flags", "ext_calls")
 
 
 @dataclass
@@ -45,7 +48,8 @@ def default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: float = 120.0, emulator_workers: int = 1) -> dict[str, Any]:
+def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: float = 120.0, emulator_workers: int = 1,
+                 tolerance: str = "v0", static_policy: str = "strict") -> dict[str, Any]:
     base = {"task_id": c.task_id, "sample": c.sample, "level": c.level, "family": c.family, "split": c.split, "code": c.code, "reply": c.reply}
     if not c.code.strip():
         return {**base, "status": "compile_error", "compiled": False, "correct": False, "message": "no code in the reply"}
@@ -53,7 +57,8 @@ def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: f
         sol, task = Path(tmp) / "solution.py", Path(tmp) / "task.py"
         sol.write_text(c.code, encoding="utf-8")
         task.write_text(c.task_text, encoding="utf-8")
-        result = check_solution(sol, task, backend=backend, trials=trials, timeout=timeout, workers=emulator_workers)
+        result = check_solution(sol, task, backend=backend, trials=trials, timeout=timeout, workers=emulator_workers,
+                                tolerance_profile=tolerance, static_policy=static_policy)
     m = _LINE.search(result.get("message") or "")
     return {
         **base,
@@ -71,6 +76,8 @@ def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: f
         "runtime_ms": result.get("runtime_ms"),
         "ref_runtime_ms": result.get("ref_runtime_ms"),
         "wall_s": result.get("wall_s"),
+        "tolerance": result.get("tolerance") or tolerance,
+        "integrity": json.dumps({k: result.get(k) for k in INTEGRITY_FIELDS}, default=str),
     }
 
 
@@ -82,6 +89,8 @@ def evaluate_candidates(
     workers: int = 0,
     progress: Callable[[int, int], None] | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    tolerance: str = "v0",
+    static_policy: str = "strict",
 ) -> list[dict[str, Any]]:
     """Check every candidate; records come back in the candidates' order. `on_record` sees
     each record as soon as it is done (to store results while the run goes on)."""
@@ -92,7 +101,7 @@ def evaluate_candidates(
     out: list[dict[str, Any] | None] = [None] * len(candidates)
     done = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(evaluate_one, c, backend, trials, timeout, per): i for i, c in enumerate(candidates)}
+        futures = {pool.submit(evaluate_one, c, backend, trials, timeout, per, tolerance, static_policy): i for i, c in enumerate(candidates)}
         for fut in as_completed(futures):
             i = futures[fut]
             try:

@@ -55,7 +55,7 @@ def summarise(frame: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key))
         row.update(candidates=len(g), tasks=g["task_id"].nunique(), compile_rate=float(g["compiled"].mean()),
-                   correct_rate=float(g["correct"].mean()))
+                   correct_rate=float(g["correct"].mean()), reward_hack_rate=float((g["status"] == "reward_hack").mean()))
         for status, count in g["status"].value_counts().items():
             row[f"n_{status}"] = int(count)
         rows.append(row)

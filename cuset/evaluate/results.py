@@ -8,7 +8,9 @@
 
 Each candidate row keeps the evidence needed later to ask whether failures sit inside
 low-confidence regions: the generated reply and extracted code, the error category and
-message with the line mapped into the candidate's file, and the first differing output element.
+message with the line mapped into the candidate's file, and the first differing output element;
+`tolerance` (the profile judged under) and `integrity` (JSON: static findings, the poisoned run,
+the trial inputs' seeds and distributions, mutated inputs, flags).
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ CREATE TABLE IF NOT EXISTS eval_results (
     runtime_ms REAL,
     ref_runtime_ms REAL,
     wall_s REAL,
+    tolerance TEXT NOT NULL DEFAULT '',
+    integrity TEXT NOT NULL DEFAULT '',
     code TEXT NOT NULL DEFAULT '',
     reply TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (run_id, task_id, sample)
@@ -67,9 +71,13 @@ CREATE TABLE IF NOT EXISTS eval_results (
 """
 
 RESULT_COLUMNS = ("task_id", "sample", "level", "family", "split", "status", "compiled", "correct", "message", "error_line",
-                  "max_abs_error", "max_rel_error", "first_diff", "path", "atol", "rtol", "runtime_ms", "ref_runtime_ms", "wall_s", "code", "reply")
+                  "max_abs_error", "max_rel_error", "first_diff", "path", "atol", "rtol", "runtime_ms", "ref_runtime_ms", "wall_s",
+                  "tolerance", "integrity", "code", "reply")
 # Columns added after the table's first release: older databases gain them when opened.
-ADDED_RESULT_COLUMNS = (("ref_runtime_ms", "REAL"),)
+ADDED_RESULT_COLUMNS = (("ref_runtime_ms", "REAL"), ("tolerance", "TEXT NOT NULL DEFAULT ''"), ("integrity", "TEXT NOT NULL DEFAULT ''"))
+# Every status a candidate row can have (cuset.evaluate.check.CATEGORIES); only `correct` counts as correct.
+# `reward_hack`: the output does not depend on the compiled kernels, or a static check failed it.
+STATUSES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack", "correct", "compiled")
 RUN_COLUMNS = ("label", "model", "method", "train_job", "eval_job", "suite", "backend", "n_samples")
 
 

@@ -130,4 +130,4 @@ def test_training_corpus_solutions_pass_through_the_same_harness():
 def test_a_pytorch_passthrough_is_not_a_kernel():
     passthrough = "import torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def forward(self, a, b):\n        return a + b\n"
     (record,) = evaluate_candidates([Candidate("passthrough", 0, passthrough, TASK)], workers=1)
-    assert record["status"] == "wrong_result" and "passthrough is not a kernel" in record["message"]
+    assert record["status"] == "reward_hack" and "passthrough is not a kernel" in record["message"]

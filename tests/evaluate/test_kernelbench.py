@@ -25,7 +25,8 @@ import pytest
 import torch
 
 from cuset.evaluate.cpu import kernelbench
-from cuset.evaluate.cpu.kernelbench import MISSING_ATEN, InlineCall, KernelBenchOptions, _line_in, compare_outputs
+from cuset.evaluate.cpu.kernelbench import MISSING_ATEN, InlineCall, KernelBenchOptions, _line_in
+from cuset.evaluate.verdict import compare_outputs
 
 REPO = Path(__file__).resolve().parents[2]
 KB = Path(__file__).parent / "kernelbench"
@@ -150,16 +151,17 @@ def test_command_line_prints_the_record_last():
 
 def test_compare_outputs_checks_shape_then_values_then_constancy():
     ref = torch.arange(6.0).reshape(2, 3)
-    assert compare_outputs(ref.clone(), ref, 1e-2, 1e-2)[0]
-    ok, err, reason, _ = compare_outputs(ref.reshape(3, 2), ref, 1e-2, 1e-2)
+    assert compare_outputs([ref.clone()], [ref])[0]
+    ok, err, reason, _ = compare_outputs([ref.reshape(3, 2)], [ref])
     assert not ok and math.isinf(err) and "shape (3, 2)" in reason
     bad = ref.clone()
     bad[1, 2] = 9.0
-    ok, err, reason, first = compare_outputs(bad, ref, 1e-2, 1e-2)
+    ok, err, reason, first = compare_outputs([bad], [ref])
     assert not ok and err == 4.0 and first == {"output": 0, "index": [1, 2], "out": 9.0, "ref": 5.0, "n_bad": 1}
-    ok, _, reason, _ = compare_outputs(torch.full((4,), 1.0), torch.tensor([1.0, 1.0, 1.0, 1.005]), 1e-2, 1e-2)
+    ok, _, reason, _ = compare_outputs([torch.full((4,), 1.0)], [torch.tensor([1.0, 1.0, 1.0, 1.005])])
     assert not ok and "constant output" in reason
-    assert compare_outputs((ref, ref), [ref, ref], 1e-2, 1e-2)[0]
+    assert compare_outputs([ref, ref], [ref, ref])[0]
+    assert not compare_outputs([ref], [ref, ref])[0]
 
 
 def test_bindings_come_from_functions_or_from_pybind_defs():

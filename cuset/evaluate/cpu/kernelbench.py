@@ -54,10 +54,14 @@ from typing import Any
 
 from cuset.evaluate.cpu import build as cpu_build
 from cuset.evaluate.cpu.translate import analyse, translate
+from cuset.evaluate.inputs import flat_tensors, load_values, save_values
+from cuset.evaluate.poison import CompiledCalls
+from cuset.evaluate.verdict import apply_verdict, check_profile, judge, tolerance
 
 INCLUDE_DIR = cpu_build.INCLUDE_DIR
 FALLBACK_INCLUDE_DIR = INCLUDE_DIR / "torch" / "cuset_fallback"
-STATUSES = ("compile_error", "runtime_error", "unsupported", "wrong_result", "correct")
+# "ran": the candidate ran every trial and handed its tensors over; the caller makes the verdict.
+STATUSES = ("compile_error", "runtime_error", "unsupported", "wrong_result", "reward_hack", "correct", "ran")
 PATHS = ("auto", "shim", "torch")  # how load_inline builds: shim then real torch, or one of them
 # torch's load_inline compiles CUDA with these (COMMON_NVCC_FLAGS): no implicit __half arithmetic.
 TORCH_CUDA_DEFINES = ["__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"]
@@ -88,20 +92,19 @@ MISSING_ATEN = re.compile(
 class KernelBenchOptions:
     """How a solution is checked (KernelBench v0.1 defaults)."""
 
-    trials: int = 5  # correctness trials, each on fresh random inputs
-    atol: float = 1e-2  # absolute tolerance of allclose
-    rtol: float = 1e-2  # relative tolerance of allclose
+    trials: int = 5  # correctness trials, each on fresh random inputs from its own distribution
+    tolerance: str = "v0"  # tolerance profile (cuset.evaluate.verdict.TOLERANCES): "v0" or "strict"
     seed: int = 42  # seed before get_init_inputs() and before each model; trial seeds derive from it
     timeout_s: float | None = None  # whole evaluation, forked mode only; None: no limit
     path: str = "auto"  # how load_inline builds: "auto" (shim, real torch if needed), "shim", "torch"
     device: str = "cpu"  # "cpu": the emulator; "cuda": torch's own load_inline on a real GPU (cuset.evaluate.backends)
     timing_runs: int = 0  # with device="cuda": time ModelNew and Model over this many calls (median, ms)
+    poison: bool = True  # after the trials, run once more with every compiled call's effects poisoned
 
     def __post_init__(self) -> None:
         if self.trials < 1:
             raise ValueError(f"trials must be at least 1, got {self.trials}.")
-        if self.atol < 0 or self.rtol < 0:
-            raise ValueError(f"atol and rtol must be >= 0, got {self.atol} and {self.rtol}.")
+        check_profile(self.tolerance)
         if self.timeout_s is not None and self.timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive or None, got {self.timeout_s}.")
         if self.path not in PATHS:
@@ -136,11 +139,17 @@ class KernelBenchResult:
     compile_s: float = 0.0  # all load_inline calls together, wall clock
     trials: int = 0  # trials that passed
     trials_requested: int = 5
+    tolerance: str = "v0"  # the profile; atol/rtol are its float32 values
     atol: float = 1e-2
     rtol: float = 1e-2
-    stage: str = "task"  # where it stopped: task, solution, init, run, compare, done
+    stage: str = "task"  # where it stopped: task, solution, init, run, poison, done
     first_bad: dict[str, Any] | None = None  # first differing element: index, out, ref, n_bad
     ext_calls: int = 0  # calls into compiled functions during the trials
+    poison_calls: int = 0  # compiled calls poisoned in the poisoned run
+    poison_error: str = ""  # what the poisoned run raised (garbage in, an error out), if anything
+    poison: dict[str, Any] | None = None  # the verdict's view of the poisoned run: passed, calls, error
+    mutated_inputs: list[int] = field(default_factory=list)  # inputs ModelNew changes and Model does not (a flag)
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # per trial: seed, distribution, redrawn inputs
     runtime_ms: float | None = None  # device="cuda" with timing_runs: ModelNew's median call
     ref_runtime_ms: float | None = None  # ... and Model's
     builds: list[dict[str, Any]] = field(default_factory=list)
@@ -358,7 +367,7 @@ def _dtype_codes() -> dict[Any, int]:
 class ShimModule:
     """What load_inline returns on the shim path: one callable attribute per bound function."""
 
-    def __init__(self, library: Path, name: str, functions: dict[str, str], counter: Callable[[], None]) -> None:
+    def __init__(self, library: Path, name: str, functions: dict[str, str], wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
         self._lib = ctypes.CDLL(str(library))
         self._name = name
         if self._lib.cuset_value_size() != ctypes.sizeof(_Value):
@@ -371,16 +380,15 @@ class ShimModule:
             fn = getattr(self._lib, f"cuset_call_{py}")
             fn.argtypes = [ctypes.POINTER(_Value), ctypes.c_int, ctypes.POINTER(_Value), ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
             fn.restype = ctypes.c_int
-            setattr(self, py, self._bound(py, fn, counter))
+            setattr(self, py, wrap(self._bound(py, fn)))
 
     def __repr__(self) -> str:
         return f"<cuset shim extension {self._name!r}>"
 
-    def _bound(self, py: str, fn: Any, counter: Callable[[], None]) -> Callable[..., Any]:
+    def _bound(self, py: str, fn: Any) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
             if kwargs:
                 raise TypeError(f"{py}(): incompatible function arguments (load_inline bindings take positional arguments only)")
-            counter()
             keep: list[Any] = []
             values = (_Value * max(1, len(args)))()
             for k, a in enumerate(args):
@@ -490,12 +498,12 @@ class TorchModule:
     """What load_inline returns on the torch path: the real extension's functions, called with
     the caller's tensors registered as device memory and the garbage-filling allocator on."""
 
-    def __init__(self, ext: Any, functions: dict[str, str], counter: Callable[[], None]) -> None:
+    def __init__(self, ext: Any, functions: dict[str, str], wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
         self._ext = ext
         for py in functions:
-            setattr(self, py, self._bound(getattr(ext, py), counter))
+            setattr(self, py, wrap(self._bound(getattr(ext, py))))
 
-    def _bound(self, fn: Any, counter: Callable[[], None]) -> Callable[..., Any]:
+    def _bound(self, fn: Any) -> Callable[..., Any]:
         import torch
 
         ext = self._ext
@@ -508,7 +516,6 @@ class TorchModule:
             return []
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            counter()
             bases = []
             for t in tensors(list(args) + list(kwargs.values())):
                 st = t.untyped_storage()
@@ -533,7 +540,7 @@ def _torch_error(exc: BaseException) -> str:
     return "\n".join(errors[:20]) if errors else text[-3000:]
 
 
-def build_torch(call: InlineCall, counter: Callable[[], None], load_inline: Callable[..., Any] | None = None) -> tuple[TorchModule | None, str, str]:
+def build_torch(call: InlineCall, wrap: Callable[[Callable[..., Any]], Callable[..., Any]], load_inline: Callable[..., Any] | None = None) -> tuple[TorchModule | None, str, str]:
     """Build the call's sources with torch's load_inline (`load_inline`: the real one, when
     torch's is patched) as a CPU extension. Returns (module or None, status, message)."""
     if load_inline is None:
@@ -563,7 +570,7 @@ def build_torch(call: InlineCall, counter: Callable[[], None], load_inline: Call
         )
     except Exception as exc:  # a bad candidate is a result, not a crash
         return None, "compile_error", _torch_error(exc)
-    return TorchModule(ext, call.functions, counter), "built", ""
+    return TorchModule(ext, call.functions, wrap), "built", ""
 
 
 # ---------------------------------------------------------------- one load_inline call
@@ -597,7 +604,7 @@ def _cpp_problem(call: InlineCall) -> str:
     return ""
 
 
-def build_inline(call: InlineCall, counter: Callable[[], None], torch_load_inline: Callable[..., Any] | None = None,
+def build_inline(call: InlineCall, wrap: Callable[[Callable[..., Any]], Callable[..., Any]], torch_load_inline: Callable[..., Any] | None = None,
                  path: str = "auto") -> tuple[Any, BuildRecord]:
     """Build one load_inline call: on the shim, and with `path` "auto" on real torch when g++
     says the shim lacks the API ("shim"/"torch": that path only, e.g. to compare them).
@@ -620,7 +627,7 @@ def build_inline(call: InlineCall, counter: Callable[[], None], torch_load_inlin
         record.compile_s = round(time.perf_counter() - t0, 3)
         if shim.status == "built":
             try:
-                module = ShimModule(shim.binary, call.name, call.functions, counter)
+                module = ShimModule(shim.binary, call.name, call.functions, wrap)
             except (OSError, AttributeError) as exc:
                 record.message = f"loading the built extension failed: {exc}"
                 return None, record
@@ -633,7 +640,7 @@ def build_inline(call: InlineCall, counter: Callable[[], None], torch_load_inlin
             record.message = message[:MESSAGE_CHARS]
             return None, record
         record.shim_message = message[:MESSAGE_CHARS]
-    module, record.status, message = build_torch(call, counter, torch_load_inline)
+    module, record.status, message = build_torch(call, wrap, torch_load_inline)
     record.compile_s = round(time.perf_counter() - t0, 3)
     record.path = "torch"
     record.message = message[:MESSAGE_CHARS]
@@ -648,19 +655,20 @@ class Session:
         self.path = path
         self.origin_text = origin_text
         self.records: list[BuildRecord] = []
-        self.calls = 0
+        self.compiled = CompiledCalls()  # counts compiled calls; poisons their effects in the poisoned run
         self.progress = progress
         self.torch_load_inline: Callable[..., Any] | None = None  # torch's own, while patched
 
-    def _count(self) -> None:
-        self.calls += 1
+    @property
+    def calls(self) -> int:
+        return self.compiled.calls
 
     def load_inline(self, name: str, cpp_sources: Any, cuda_sources: Any = None, functions: Any = None,
                     extra_cflags: Any = None, extra_cuda_cflags: Any = None, extra_include_paths: Any = None,
                     **_ignored: Any) -> Any:
         call = InlineCall.from_args(name, cpp_sources, cuda_sources, functions, extra_cflags, extra_cuda_cflags,
                                     extra_include_paths, self.origin, self.origin_text)
-        module, record = build_inline(call, self._count, self.torch_load_inline, self.path)
+        module, record = build_inline(call, self.compiled.wrap, self.torch_load_inline, self.path)
         self.records.append(record)
         if self.progress:
             self.progress({"stage": "build", "builds": [asdict(r) for r in self.records]})
@@ -743,43 +751,6 @@ def _exec_file(path: Path, label: str) -> dict[str, Any]:
     return namespace
 
 
-def _flat_outputs(x: Any) -> list[Any]:
-    import torch
-
-    if isinstance(x, (list, tuple)):
-        return [t for item in x for t in _flat_outputs(item)]
-    return [x if isinstance(x, torch.Tensor) else torch.as_tensor(x)]
-
-
-def compare_outputs(out: Any, ref: Any, atol: float, rtol: float) -> tuple[bool, float, str, dict[str, Any] | None]:
-    """KernelBench's check of one trial: same structure and shapes, then allclose, and not a
-    constant output where the reference varies. Returns (ok, max |out - ref|, reason, first bad)."""
-    import torch
-
-    outs, refs = _flat_outputs(out), _flat_outputs(ref)
-    if len(outs) != len(refs):
-        return False, math.inf, f"{len(outs)} outputs, the reference has {len(refs)}", None
-    worst = 0.0
-    for k, (o, r) in enumerate(zip(outs, refs)):
-        label = f"output {k}: " if len(outs) > 1 else ""
-        if tuple(o.shape) != tuple(r.shape):
-            return False, math.inf, f"{label}shape {tuple(o.shape)} != reference {tuple(r.shape)}", None
-        o, r = o.detach().float().cpu(), r.detach().float().cpu()
-        diff = (o - r).abs()
-        err = float(diff.max()) if r.numel() else 0.0
-        worst = max(worst, err) if err == err else math.inf
-        close = torch.isclose(o, r, atol=atol, rtol=rtol)
-        if not bool(close.all()):
-            bad = ~close
-            flat = int(bad.flatten().nonzero()[0])
-            index = [int(i) for i in torch.unravel_index(torch.tensor(flat), r.shape)] if r.dim() else []
-            first = {"output": k, "index": index, "out": float(o.flatten()[flat]), "ref": float(r.flatten()[flat]), "n_bad": int(bad.sum())}
-            return False, worst, f"{label}outputs differ", first
-        if r.numel() > 1 and not bool((r == r.flatten()[0]).all()) and bool((o == o.flatten()[0]).all()):
-            return False, worst, f"{label}constant output where the reference varies", None
-    return True, worst, "", None
-
-
 def _fail_build(result: KernelBenchResult, record: BuildRecord) -> None:
     result.status = "unsupported" if record.status == "unsupported" else "compile_error"
     result.message = record.message
@@ -804,133 +775,246 @@ def _finish_builds(result: KernelBenchResult, session: Session) -> bool:
     return True
 
 
-def run_solution(solution_path: str | Path, task_path: str | Path, options: KernelBenchOptions | None = None,
-                 progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Check one solution against its task in this process; returns the result record as a dict.
-    Runs the candidate's code: call it only inside a sandboxed child process (see `evaluate`)."""
+def _load(result: KernelBenchResult, session: Session, solution_path: Path, task_path: Path,
+          opts: KernelBenchOptions) -> tuple[dict[str, Any], Any, Any] | None:
+    """Load the task and the solution (building its load_inline calls), construct Model and
+    ModelNew as KernelBench does. Returns (task namespace, Model, ModelNew), or None with the
+    result filled in when something failed."""
     import torch
 
+    from cuset.evaluate.reference import build_model
+
+    try:
+        task = _exec_file(task_path, "__cuset_task__")
+    except Exception as exc:
+        result.message = f"the task failed to load: {_error_text(exc)}"
+        return None
+    result.stage = "solution"
+    try:
+        solution = _exec_file(solution_path, "__cuset_solution__")
+    except BuildFailed:
+        _finish_builds(result, session)
+        return None
+    except SyntaxError as exc:
+        result.status, result.message = "compile_error", f"the solution is not valid Python: {_error_text(exc)}"
+        return None
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from candidate code included
+        if _finish_builds(result, session):
+            result.message = f"the solution failed to load: {_error_text(exc)}"
+        return None
+    if not _finish_builds(result, session):
+        return None
+    if "ModelNew" not in solution:
+        result.message = "the solution defines no ModelNew"
+        return None
+    result.stage = "init"
+    try:
+        model, init_inputs = build_model(task, opts.seed, opts.device)
+        torch.manual_seed(opts.seed)
+        model_new = solution["ModelNew"](*init_inputs).eval()
+        if opts.device == "cuda":
+            model_new = model_new.cuda()
+    except BuildFailed:
+        _finish_builds(result, session)
+        return None
+    except BaseException as exc:  # noqa: BLE001
+        if _finish_builds(result, session):
+            result.status, result.message = "runtime_error", f"constructing the models failed: {_error_text(exc)}"
+        return None
+    if not _finish_builds(result, session):
+        return None
+    ref_state, new_state = model.state_dict(), model_new.state_dict()
+    if ref_state and {k: v.shape for k, v in ref_state.items()} == {k: v.shape for k, v in new_state.items()}:
+        model_new.load_state_dict(ref_state)
+    return task, model, model_new
+
+
+def run_solution(solution_path: str | Path, task_path: str | Path, options: KernelBenchOptions | None = None,
+                 progress: Callable[[dict[str, Any]], None] | None = None, handover: Path | None = None) -> dict[str, Any]:
+    """Run one solution in this process; returns the result record as a dict. Runs the
+    candidate's code: call it only inside a sandboxed child process (see `evaluate`).
+
+    With `handover` (a folder holding inputs/trial_K.* from cuset.evaluate.reference), the
+    candidate runs on those inputs and writes out/trial_K.* (its outputs), out/after_K.* (its
+    inputs after the forward) and out/poisoned.* there, and the record's status is "ran":
+    the verdict is made from those files by the caller (cuset.evaluate.check), outside this
+    process. Without it, the reference is computed and judged here too: a convenience for
+    trusted code (tests, `--no-fork`), whose verdict a candidate could forge."""
     opts = options or KernelBenchOptions()
     solution_path, task_path = Path(solution_path), Path(task_path)
-    result = KernelBenchResult(trials_requested=opts.trials, atol=opts.atol, rtol=opts.rtol)
+    atol, rtol = tolerance(opts.tolerance, "float32")
+    result = KernelBenchResult(trials_requested=opts.trials, tolerance=opts.tolerance, atol=atol, rtol=rtol)
     session = Session(solution_path.name, solution_path.read_text(encoding="utf-8"), progress, opts.path)
     with cuda_on_cpu(session) if opts.device == "cpu" else on_gpu(session):
+        loaded = _load(result, session, solution_path, task_path, opts)
+        if loaded is None:
+            return result.to_dict()
+        task, model, model_new = loaded
+        reference = None
         try:
-            task = _exec_file(task_path, "__cuset_task__")
-        except Exception as exc:
-            result.message = f"the task failed to load: {_error_text(exc)}"
+            if handover is None:
+                from cuset.evaluate.reference import compute_reference
+
+                reference = compute_reference(task, opts.trials, opts.seed, opts.device)
+                trial_inputs = reference["inputs"]
+                result.inputs = reference["info"]
+            else:
+                trial_inputs = [load_values(handover / "inputs" / f"trial_{k}") for k in range(opts.trials)]
+        except Exception as exc:  # the task's own code failed: not the candidate's doing
+            result.status, result.message = "runtime_error", f"the task failed: {_error_text(exc)}"
             return result.to_dict()
-        result.stage = "solution"
-        try:
-            solution = _exec_file(solution_path, "__cuset_solution__")
-        except BuildFailed:
-            _finish_builds(result, session)
-            return result.to_dict()
-        except SyntaxError as exc:
-            result.status, result.message = "compile_error", f"the solution is not valid Python: {_error_text(exc)}"
-            return result.to_dict()
-        except BaseException as exc:  # noqa: BLE001 - SystemExit from candidate code included
-            if not _finish_builds(result, session):
-                return result.to_dict()
-            result.message = f"the solution failed to load: {_error_text(exc)}"
-            return result.to_dict()
-        if not _finish_builds(result, session):
-            return result.to_dict()
-        if "ModelNew" not in solution:
-            result.message = "the solution defines no ModelNew"
-            return result.to_dict()
-        result.stage = "init"
-        try:
-            torch.manual_seed(opts.seed)
-            init_inputs = task["get_init_inputs"]()
-            torch.manual_seed(opts.seed)
-            model = task["Model"](*init_inputs).eval()
-            torch.manual_seed(opts.seed)
-            model_new = solution["ModelNew"](*init_inputs).eval()
-            if opts.device == "cuda":
-                model, model_new = model.cuda(), model_new.cuda()
-        except BuildFailed:
-            _finish_builds(result, session)
-            return result.to_dict()
-        except BaseException as exc:  # noqa: BLE001
-            if _finish_builds(result, session):
-                result.status, result.message = "runtime_error", f"constructing the models failed: {_error_text(exc)}"
-            return result.to_dict()
-        if not _finish_builds(result, session):
-            return result.to_dict()
-        ref_state, new_state = model.state_dict(), model_new.state_dict()
-        if ref_state and {k: v.shape for k, v in ref_state.items()} == {k: v.shape for k, v in new_state.items()}:
-            model_new.load_state_dict(ref_state)
         if progress:
             progress({"stage": "run", "compiled": True, "path": result.path, "compile_s": result.compile_s, "builds": result.builds})
-        _run_trials(result, model, model_new, task["get_inputs"], opts, session)
-    return result.to_dict()
+
+        def checkpoint(cand: dict[str, Any]) -> None:
+            """Before the poisoned run (whose garbage may crash the process): what is known so far."""
+            if progress:
+                progress({"stage": "poison", "checkpoint": _verdict_record(result, reference, cand, opts)})
+
+        cand = _run_candidate(result, model_new, trial_inputs, opts, session, handover, checkpoint)
+        if cand is None:
+            return result.to_dict()
+        record = _verdict_record(result, reference, cand, opts)
+        if record.get("correct") and opts.device == "cuda" and opts.timing_runs:
+            record["runtime_ms"], record["ref_runtime_ms"] = (_gpu_time(m, to_gpu(trial_inputs[0]), opts.timing_runs) for m in (model_new, model))
+    return record
 
 
-def _run_trials(result: KernelBenchResult, model: Any, model_new: Any, get_inputs: Callable[[], list[Any]],
-                opts: KernelBenchOptions, session: Session) -> None:
+def to_gpu(values: list[Any]) -> list[Any]:
+    from cuset.evaluate.reference import to_device
+
+    return to_device([v.clone() if hasattr(v, "clone") else v for v in values], "cuda")
+
+
+def _verdict_record(result: KernelBenchResult, reference: dict[str, Any] | None, cand: dict[str, Any], opts: KernelBenchOptions) -> dict[str, Any]:
+    record = result.to_dict()
+    if reference is None:  # handover: the caller judges
+        record.update(status="ran", stage="done" if "poisoned" in cand else "poison", trials=len(cand["outputs"]))
+        return record
+    return apply_verdict(record, judge(reference, cand, opts.tolerance))
+
+
+def _run_candidate(result: KernelBenchResult, model_new: Any, trial_inputs: list[list[Any]], opts: KernelBenchOptions,
+                   session: Session, handover: Path | None, checkpoint: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+    """ModelNew on every trial's inputs (fresh copies), then once more with every compiled call
+    poisoned (cuset.evaluate.poison) on trial 0's inputs. Returns what judge() takes as
+    `candidate` (tensors in memory, or only counts when they went to `handover`), or None with
+    the result filled in when the candidate failed."""
     import torch
 
-    gen = torch.Generator().manual_seed(opts.seed)
-    seeds = torch.randint(0, 2**31 - 1, (opts.trials,), generator=gen).tolist()
-    worst = 0.0
-    for trial, seed in enumerate(seeds):
+    from cuset.evaluate.reference import to_device
+
+    cand: dict[str, Any] = {"outputs": [], "after": [], "calls": 0}
+
+    def forward(inputs: list[Any]) -> tuple[list[Any], list[Any]]:
+        run_on = to_device([v.clone() if isinstance(v, torch.Tensor) else v for v in inputs], opts.device)
+        with torch.no_grad():
+            out = [t.cpu() for t in flat_tensors(model_new(*run_on))]
+        return out, [v.cpu() if isinstance(v, torch.Tensor) else v for v in run_on]
+
+    for trial, inputs in enumerate(trial_inputs):
         result.stage = "run"
         try:
-            torch.manual_seed(seed)
-            inputs = get_inputs()
-            if opts.device == "cuda":
-                inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in inputs]
-            with torch.no_grad():
-                ref = model(*inputs)
-                calls = session.calls
-                out = model_new(*inputs)
-                result.ext_calls += session.calls - calls
+            calls = session.calls
+            out, after = forward(inputs)
+            result.ext_calls += session.calls - calls
+            if handover is not None:
+                save_values(handover / "out" / f"trial_{trial}", out)
+                save_values(handover / "out" / f"after_{trial}", after)
         except BuildFailed:
             _finish_builds(result, session)
-            return
+            return None
         except BaseException as exc:  # noqa: BLE001
             result.status, result.message = "runtime_error", f"trial {trial}: {_error_text(exc)}"
-            return
-        result.stage = "compare"
-        ok, err, reason, first = compare_outputs(out, ref, opts.atol, opts.rtol)
-        worst = max(worst, err)
-        result.max_abs_error = worst if math.isfinite(worst) else None
-        if not ok:
-            result.status, result.message, result.first_bad = "wrong_result", f"trial {trial}: {reason}", first
-            return
-        result.trials += 1
-    if opts.device == "cpu" and result.ext_calls == 0:
-        result.status, result.stage = "wrong_result", "done"
-        result.message = "ModelNew matches Model without calling any compiled CUDA function: a PyTorch passthrough is not a kernel"
-        return
-    result.status, result.correct, result.stage = "correct", True, "done"
-    if opts.device == "cuda" and opts.timing_runs:
-        result.runtime_ms, result.ref_runtime_ms = (_gpu_time(m, inputs, opts.timing_runs) for m in (model_new, model))
+            return None
+        cand["outputs"].append(out if handover is None else [])
+        cand["after"].append(after if handover is None else [])
+    cand["calls"] = result.ext_calls
+    if not opts.poison:
+        cand["poisoned"] = None
+        return cand
+    checkpoint(cand)
+    result.stage = "poison"
+    session.compiled.poison = True
+    poisoned, error = None, ""
+    try:
+        poisoned, _ = forward(trial_inputs[0])
+        if handover is not None:
+            save_values(handover / "out" / "poisoned", poisoned)
+    except BaseException as exc:  # noqa: BLE001 - garbage in, an error out: the output depends on the kernels
+        error = _error_text(exc)
+    finally:
+        session.compiled.poison = False
+    cand.update(poisoned=poisoned, poison_error=error, poison_calls=session.compiled.poisoned_calls)
+    result.poison_calls, result.poison_error = session.compiled.poisoned_calls, error
+    return cand
+
+
+def l2_flush_bytes() -> int:
+    """Bytes to write between timed runs so that no input stays in the GPU's L2 cache: twice
+    the L2 size (KernelBench flushes the same way), 256 MiB when torch cannot tell."""
+    import torch
+
+    size = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0)
+    return 2 * int(size) if size else 256 * 2**20
 
 
 def _gpu_time(model: Any, inputs: list[Any], runs: int) -> float:
-    """Median wall time of one call on the GPU, ms (CUDA events; after three warm-up calls)."""
+    """Median time of one call on the GPU, ms, after three warm-up calls: CUDA events on the
+    default stream, the L2 cache flushed before every call, and the whole device synchronised
+    before the end event is recorded, so work a candidate puts on a side stream is still counted.
+
+    Limitation: this closes KernelBench's stream hack (events on the default stream missing
+    work launched on another) only for work that is queued when the call returns; a candidate
+    that starts GPU work from a host thread after returning is not timed (the static checks
+    fail threads)."""
     import statistics
 
     import torch
 
+    flush = torch.empty(l2_flush_bytes(), dtype=torch.uint8, device="cuda")
+    stream = torch.cuda.default_stream()
     times = []
-    with torch.no_grad():
+    with torch.no_grad(), torch.cuda.stream(stream):
         for i in range(runs + 3):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            model(*inputs)
-            end.record()
+            flush.zero_()
             torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            model(*inputs)
+            torch.cuda.synchronize()
+            end.record(stream)
+            end.synchronize()
             if i >= 3:
                 times.append(start.elapsed_time(end))
     return round(statistics.median(times), 4)
 
 
+class CompiledModule:
+    """A module torch's load_inline built, as the candidate sees it: every public function
+    wrapped (counted, and poisoned during the poisoned run)."""
+
+    def __init__(self, module: Any, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+        self._module = module
+        self._wrap = wrap
+        self._cache: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if name.startswith("_") or not callable(value):
+            return value
+        if name not in self._cache:
+            self._cache[name] = self._wrap(value)
+        return self._cache[name]
+
+    def __repr__(self) -> str:
+        return f"<compiled {self._module!r}>"
+
+
 @contextlib.contextmanager
 def on_gpu(session: Session):
-    """torch's own load_inline (nvcc, a real GPU), its calls recorded like the emulator's."""
+    """torch's own load_inline (nvcc, a real GPU), its calls recorded like the emulator's and its
+    functions wrapped like theirs (CompiledModule)."""
     import torch.utils.cpp_extension as cpp_ext
 
     real = cpp_ext.load_inline
@@ -948,7 +1032,7 @@ def on_gpu(session: Session):
             record.compile_s = round(time.perf_counter() - t0, 3)
         record.status = "built"
         session.records.append(record)
-        return module
+        return CompiledModule(module, session.compiled.wrap)
 
     cpp_ext.load_inline = recorded
     try:
@@ -957,10 +1041,12 @@ def on_gpu(session: Session):
         cpp_ext.load_inline = real
 
 
+
 # ---------------------------------------------------------------- isolation
 
 
-def evaluate(solution_path: str | Path, task_path: str | Path, options: KernelBenchOptions | None = None) -> dict[str, Any]:
+def evaluate(solution_path: str | Path, task_path: str | Path, options: KernelBenchOptions | None = None,
+             handover: Path | None = None) -> dict[str, Any]:
     """`run_solution` in a forked child, so that a device fault (the emulator ends the process),
     a crash or a hang (options.timeout_s) still gives a record. The child's stderr is passed on.
     Call it from a fresh process (the command line does): a fork of a process that already runs
@@ -984,7 +1070,7 @@ def evaluate(solution_path: str | Path, task_path: str | Path, options: KernelBe
                     while data:
                         data = data[os.write(w, data):]
 
-                report(run_solution(solution_path, task_path, opts, progress=report))
+                report(run_solution(solution_path, task_path, opts, progress=report, handover=handover))
             except BaseException:  # noqa: BLE001 - the child must reach _exit
                 traceback.print_exc()
                 code = 1
@@ -1009,12 +1095,19 @@ def evaluate(solution_path: str | Path, task_path: str | Path, options: KernelBe
     partial: dict[str, Any] = {}
     for rec in records:
         partial.update(rec)
-    result = KernelBenchResult(trials_requested=opts.trials, atol=opts.atol, rtol=opts.rtol, stage=partial.get("stage", "solution"))
+    faults = [ln for ln in stderr.splitlines() if "cuset-cuda: error:" in ln]
+    if "checkpoint" in partial and not timed_out:  # every trial ran; the poisoned run's garbage ended the process
+        record = partial["checkpoint"]
+        record["poison_error"] = faults[-1].split("cuset-cuda: error: ", 1)[1] if faults else f"the process died ({_describe_wait(wait_status)})"
+        if record["status"] == "ran":
+            record["stage"] = "done"
+        return record
+    atol, rtol = tolerance(opts.tolerance, "float32")
+    result = KernelBenchResult(trials_requested=opts.trials, tolerance=opts.tolerance, atol=atol, rtol=rtol, stage=partial.get("stage", "solution"))
     result.builds = partial.get("builds", [])
     result.compiled = bool(result.builds) and all(b["status"] == "built" for b in result.builds)
     result.path = result.builds[-1]["path"] if result.builds else None
     result.compile_s = round(sum(b["compile_s"] for b in result.builds), 3)
-    faults = [ln for ln in stderr.splitlines() if "cuset-cuda: error:" in ln]
     if timed_out:
         result.message = f"timed out after {opts.timeout_s} s"
     elif faults:
@@ -1052,21 +1145,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("solution", type=Path, help="the solution file (defines ModelNew, builds its CUDA with load_inline)")
     parser.add_argument("task", type=Path, help="the task file (Model, get_inputs, get_init_inputs)")
     parser.add_argument("--trials", type=int, default=5, help="correctness trials on fresh inputs")
-    parser.add_argument("--atol", type=float, default=1e-2, help="absolute tolerance")
-    parser.add_argument("--rtol", type=float, default=1e-2, help="relative tolerance")
+    parser.add_argument("--tolerance", choices=("v0", "strict"), default="v0", help="tolerance profile (cuset.evaluate.verdict)")
+    parser.add_argument("--handover", type=Path, help="a folder with inputs/trial_K.* (cuset.evaluate.reference): run on those, "
+                        "write the outputs to out/, leave the verdict to the caller (status 'ran')")
+    parser.add_argument("--no-poison", action="store_true", help="skip the poisoned run (to measure what it costs)")
     parser.add_argument("--seed", type=int, default=42, help="KernelBench's seed")
     parser.add_argument("--timeout", type=float, default=None, help="seconds for the whole check (default: none)")
     parser.add_argument("--path", choices=PATHS, default="auto", help="build load_inline on the torch shim, real torch, or shim then torch (auto)")
     parser.add_argument("--no-fork", action="store_true", help="run in this process (a device fault then ends it without a record)")
     args = parser.parse_args(argv)
     try:
-        opts = KernelBenchOptions(args.trials, args.atol, args.rtol, args.seed, args.timeout, args.path)
+        opts = KernelBenchOptions(trials=args.trials, tolerance=args.tolerance, seed=args.seed, timeout_s=args.timeout, path=args.path,
+                                  poison=not args.no_poison)
     except ValueError as exc:
         parser.error(str(exc))
     for p in (args.solution, args.task):
         if not p.is_file():
             parser.error(f"{p}: no such file")
-    result = run_solution(args.solution, args.task, opts) if args.no_fork else evaluate(args.solution, args.task, opts)
+    if args.no_fork:
+        result = run_solution(args.solution, args.task, opts, handover=args.handover)
+    else:
+        result = evaluate(args.solution, args.task, opts, handover=args.handover)
     print(json.dumps(result), flush=True)
     return 0
 
