@@ -1,0 +1,77 @@
+"""Run (or resume) an experiment of analysis/experiments/NAME.yaml; results in analysis/results/NAME/.
+
+    python -m analysis.experiment cpu-135m --dry-run      # the units, what is done, the time estimate
+    python -m analysis.experiment cpu-135m                # submit, follow (tqdm + ETA), resume, write results
+    python -m analysis.experiment cpu-135m --results-only # rewrite the results folder from what finished
+    python -m analysis.experiment --list
+
+Fine-tunes and evaluations run as background jobs (cuset.jobs): Ctrl-C stops this command,
+not them, and the next start continues where things are. The logic is cuset.experiment's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    from cuset.experiment import RESULTS_DIR, dry_run, list_experiments, load_experiment, run_experiment, write_results_only
+
+    parser = argparse.ArgumentParser(prog="python -m analysis.experiment", description=__doc__.split("\n")[0])
+    parser.add_argument("name", nargs="?", help="experiment name (analysis/experiments/NAME.yaml) or a YAML path")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and the estimate; submit and write nothing")
+    parser.add_argument("--results-only", action="store_true", help="write the results folder from the finished units; submit nothing")
+    parser.add_argument("--out", default="", help="results folder (default analysis/results/NAME)")
+    parser.add_argument("--poll", type=float, default=10.0, help="seconds between checks of the jobs")
+    parser.add_argument("--list", action="store_true", help="list the shipped experiments")
+    args = parser.parse_args(argv)
+    if args.list or not args.name:
+        print("\n".join(list_experiments()) or "no experiments in analysis/experiments/")
+        return 0 if args.list else 2
+    try:
+        config = load_experiment(args.name)
+    except ValueError as exc:
+        print(f"analysis.experiment: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else RESULTS_DIR / config.name
+    if args.dry_run:
+        print("\n".join(dry_run(config, out)))
+        return 0
+    if args.results_only:
+        for path in write_results_only(config, out):
+            print(path)
+        return 0
+    return _follow(config, out, args.poll, run_experiment)
+
+
+def _follow(config, out: Path, poll: float, run) -> int:  # noqa: ANN001 - thin CLI glue
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, desc=config.name, unit="unit", file=sys.stderr, dynamic_ncols=True)
+
+    def on_progress(progress, events) -> None:  # noqa: ANN001
+        for line in events:
+            tqdm.write(line, file=sys.stderr)
+        bar.total = progress.total
+        bar.n = progress.done + progress.failed
+        hours, rest = divmod(int(progress.eta_s), 3600)
+        now = progress.active[0] if progress.active else "-"
+        bar.set_postfix_str(f"eta {hours}h{rest // 60:02d}m; {now}"[:120], refresh=False)
+        bar.refresh()
+
+    try:
+        progress = run(config, out, poll_s=poll, on_progress=on_progress)
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"\nstopped following {config.name}; its jobs keep running (`cuset jobs list`); rerun to continue and write the results",
+              file=sys.stderr)
+        return 130
+    bar.close()
+    print(f"{config.name}: {progress.done} of {progress.total} units done, {progress.failed} failed; results in {out}")
+    return 0 if not progress.failed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""An experiment as data: `analysis/experiments/NAME.yaml`, validated by `ExperimentConfig`.
+
+    name: cpu-135m                      # optional: the file's stem
+    description: SmolLM2-135M, four methods, one seed
+    models: [smollm2-135m]
+    methods: [sft, cuset, dft, profit]  # any of cuset.objective.METHODS, or `base` (no fine-tune)
+    seeds: [42]
+    preset: cpu                         # the TrainConfig preset the fine-tunes start from
+    train: {max_samples: 64, max_steps: 32}   # TrainConfig overrides (not model/method/seed)
+    evaluation:                         # how every model is evaluated
+      suite: bundled
+      levels: [1, 2]
+      n_samples: 4                      # sampled candidates per task (0 = none) ...
+      temperature: 0.8                  # ... at this temperature
+      greedy: true                      # and one greedy candidate per task
+      max_new_tokens: 1024
+      options: {trials: 5}              # any other EvalConfig field
+    estimate: {train_min: 15, greedy_min: 20, sampled_min: 40}   # minutes per unit: the ETA's prior
+
+Unknown keys, methods or presets are rejected with the list of valid ones, and every train
+override and evaluation setting is checked by building the TrainConfig / EvalConfig it makes,
+so a typo fails before anything runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from cuset.config import ConfigFile
+from cuset.objective import METHODS
+
+REPO = Path(__file__).resolve().parents[2]
+EXPERIMENTS_DIR = REPO / "analysis" / "experiments"
+RESULTS_DIR = REPO / "analysis" / "results"
+BASE = "base"  # the model as it is, without fine-tuning
+RESERVED_TRAIN_KEYS = ("model", "method", "seed", "preset", "evaluate", "eval_every", "output_dir")
+MODES = ("greedy", "sampled")
+ESTIMATE_KEYS = ("train_min", "greedy_min", "sampled_min")
+
+
+@dataclass
+class EvalSettings(ConfigFile):
+    """How each model of the experiment is evaluated (a greedy and/or a sampled pass)."""
+
+    KIND: ClassVar[str] = "experiment evaluation"
+
+    suite: str = field(default="bundled", metadata={"help": "EvalConfig.suite: 'bundled', 'corpus', a KernelBench folder or hf:NAME."})
+    levels: list[int] = field(default_factory=list, metadata={"help": "Levels to keep; empty = all."})
+    split: str = field(default="", metadata={"help": "'in_distribution', 'held_out' or '' (both)."})
+    limit: int = field(default=0, metadata={"help": "First N tasks only (0 = all)."})
+    backend: str = field(default="cpu", metadata={"help": "Where candidates run (cpu, compile, cuda)."})
+    n_samples: int = field(default=0, metadata={"help": "Sampled candidates per task (0 = no sampled pass)."})
+    temperature: float = field(default=0.8, metadata={"help": "Temperature of the sampled pass."})
+    greedy: bool = field(default=True, metadata={"help": "Also one greedy candidate per task."})
+    max_new_tokens: int = field(default=1536, metadata={"help": "Reply length cap, tokens."})
+    options: dict[str, Any] = field(default_factory=dict, metadata={"help": "Any other EvalConfig field (trials, tolerance, timeout_s, ...)."})
+
+    def __post_init__(self) -> None:
+        if not self.greedy and self.n_samples < 1:
+            raise ValueError("evaluation: set greedy: true or n_samples >= 1, or nothing is evaluated.")
+        if self.n_samples and self.temperature <= 0:
+            raise ValueError(f"evaluation: n_samples={self.n_samples} needs temperature > 0 (e.g. 0.8); greedy replies come from greedy: true.")
+        reserved = sorted(set(self.options) & {"model", "method", "seed", "label", "n_samples", "temperature", "train_job", "solutions"})
+        if reserved:
+            raise ValueError(f"evaluation.options sets {reserved}: the experiment sets those itself (use n_samples/temperature/greedy above).")
+        self.levels = [int(x) for x in self.levels]
+        for mode in self.modes:  # every setting checked by the EvalConfig it makes
+            self.eval_values(mode, "tiny", 0)
+
+    @property
+    def modes(self) -> list[str]:
+        return [m for m in MODES if (m == "greedy" and self.greedy) or (m == "sampled" and self.n_samples > 0)]
+
+    def eval_values(self, mode: str, model: str, seed: int) -> Any:
+        """The EvalConfig of one pass (`mode` greedy or sampled) of `model` with `seed`."""
+        from cuset.evaluate.evaluation import EvalConfig
+
+        values = {
+            "suite": self.suite, "levels": list(self.levels), "split": self.split, "limit": self.limit, "backend": self.backend,
+            "max_new_tokens": self.max_new_tokens, "seed": seed, "model": model,
+            "n_samples": 1 if mode == "greedy" else self.n_samples, "temperature": 0.0 if mode == "greedy" else self.temperature,
+            **self.options,
+        }
+        return EvalConfig.from_dict(values, "experiment evaluation")
+
+
+@dataclass
+class ExperimentConfig(ConfigFile):
+    """Models x methods x seeds, their fine-tuning and their evaluation."""
+
+    KIND: ClassVar[str] = "experiment"
+
+    name: str = field(default="", metadata={"help": "The experiment's name (default: the file's stem); results go to analysis/results/NAME/."})
+    description: str = field(default="", metadata={"help": "One line on what it compares."})
+    models: list[str] = field(default_factory=list, metadata={"help": "Model names (cuset.models)."})
+    methods: list[str] = field(default_factory=list, metadata={"help": f"Methods, from {(BASE, *METHODS)}; `sft` is the paired comparisons' reference."})
+    seeds: list[int] = field(default_factory=lambda: [42], metadata={"help": "Seeds of training (init, data order) and sampling."})
+    preset: str = field(default="cpu", metadata={"help": "TrainConfig preset the fine-tunes start from."})
+    train: dict[str, Any] = field(default_factory=dict, metadata={"help": "TrainConfig overrides on top of the preset."})
+    evaluation: EvalSettings = field(default_factory=EvalSettings, metadata={"help": "How every model is evaluated."})
+    estimate: dict[str, float] = field(default_factory=dict, metadata={"help": f"Minutes per unit, {', '.join(ESTIMATE_KEYS)}: the ETA's prior until units finish."})
+    max_attempts: int = field(default=3, metadata={"help": "Runs of a job (first + resumes) before its unit counts as failed."})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.evaluation, dict):
+            self.evaluation = EvalSettings.from_dict(self.evaluation, "experiment evaluation")
+        valid = (BASE, *METHODS)
+        unknown = [m for m in self.methods if m not in valid]
+        checks = [
+            (bool(self.models), "models is empty: name at least one model (e.g. smollm2-135m)."),
+            (bool(self.methods), f"methods is empty: name some of {', '.join(valid)}."),
+            (not unknown, f"unknown method(s) {unknown}; valid: {', '.join(valid)}."),
+            (len(set(self.methods)) == len(self.methods) and len(set(self.models)) == len(self.models), "models and methods must not repeat."),
+            (bool(self.seeds) and len(set(self.seeds)) == len(self.seeds), "seeds: give one or more distinct integers."),
+            (self.max_attempts >= 1, f"max_attempts={self.max_attempts}: use at least 1."),
+            (set(self.estimate) <= set(ESTIMATE_KEYS), f"estimate has unknown keys {sorted(set(self.estimate) - set(ESTIMATE_KEYS))}; valid: {', '.join(ESTIMATE_KEYS)}."),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"experiment {self.name or '(unnamed)'}: {message}")
+        self.seeds = [int(s) for s in self.seeds]
+        reserved = sorted(set(self.train) & set(RESERVED_TRAIN_KEYS))
+        if reserved:
+            raise ValueError(f"experiment {self.name}: train sets {reserved}; the experiment sets those (models, methods, seeds, preset).")
+        for model in self.models:  # every override checked by the TrainConfig it makes
+            for method in self.trained_methods:
+                self.train_config(model, method, self.seeds[0])
+
+    @property
+    def trained_methods(self) -> list[str]:
+        return [m for m in self.methods if m != BASE]
+
+    def train_config(self, model: str, method: str, seed: int) -> Any:
+        """The TrainConfig of one fine-tune (not resolved: that happens when it is submitted)."""
+        from cuset.train.config import TrainConfig
+
+        try:
+            return TrainConfig.from_preset(self.preset, **{**self.train, "model": model, "method": method, "seed": seed})
+        except ValueError as exc:
+            raise ValueError(f"experiment {self.name}, train: {exc}") from None
+
+
+def experiment_path(name: str) -> Path:
+    """analysis/experiments/NAME.yaml, or NAME itself when it is a file."""
+    path = Path(name).expanduser()
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        return path
+    path = EXPERIMENTS_DIR / f"{name}.yaml"
+    if not path.is_file():
+        raise ValueError(f"No experiment {name!r}; shipped: {', '.join(list_experiments()) or 'none'} (analysis/experiments/NAME.yaml).")
+    return path
+
+
+def list_experiments() -> list[str]:
+    return sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.yaml"))
+
+
+def load_experiment(name: str) -> ExperimentConfig:
+    """The validated experiment NAME (or a YAML path); `name` defaults to the file's stem."""
+    import yaml
+
+    path = experiment_path(name)
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of experiment fields, got {type(data).__name__}.")
+    data.setdefault("name", path.stem)
+    return ExperimentConfig.from_dict(data, str(path))
+
+
+def field_help() -> dict[str, str]:
+    return {f.name: f.metadata.get("help", "") for f in fields(ExperimentConfig)}

@@ -1,0 +1,268 @@
+"""An experiment's results: one row per candidate, the summary with 95% intervals, and each
+method against `sft` paired by task. Pure functions of a candidates table, plus the files.
+
+    frame = ResultStore().frame(run_ids)                       # cuset.evaluate.results
+    candidates = candidate_rows(frame, {run_id: RunInfo("smollm2-135m", "cuset", 42, "greedy"), ...})
+    summary = summary_table(candidates)                        # by model, method, mode and level / split
+    paired = paired_table(candidates)                          # method - sft per task, bootstrap CI, sign test
+    write_results(out_dir, candidates)                         # candidates.csv, summary.csv, paired.csv, table.md
+
+Statistics, and why:
+- pass@k per task is the unbiased estimator (cuset.evaluate.metrics.pass_at_k) from the task's
+  n candidates, averaged over tasks; pass@1 from n samples is the mean share correct.
+- Its 95% interval: with one candidate per task (greedy) the Wilson interval over tasks
+  (metrics.wilson_interval); with several the candidates of a task are not independent, so a
+  percentile bootstrap over tasks (10,000 resamples). The compile rate: Wilson over candidates.
+- Paired by task: d_t = (share correct of the method on task t) - (that of sft), averaged over
+  seeds first; the mean of d with a bootstrap interval over tasks, and the exact two-sided sign
+  test on the tasks where the two differ (ties dropped), which assumes nothing about the
+  distribution of d. An interval spanning zero is reported as such (`spans_zero`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+REFERENCE = "sft"
+CANDIDATE_COLUMNS = ("model", "method", "seed", "mode", "task", "level", "split", "family", "sample", "status", "compiled", "correct",
+                     "error_line", "error")
+N_BOOT = 10_000
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What an evaluation run of the experiment evaluated."""
+
+    model: str
+    method: str
+    seed: int
+    mode: str
+
+
+def _first_line(text: Any, limit: int = 200) -> str:
+    if not isinstance(text, str) or not text.strip():
+        return ""
+    return text.strip().splitlines()[0][:limit]
+
+
+def candidate_rows(frame: pd.DataFrame, runs: Mapping[int, RunInfo]) -> pd.DataFrame:
+    """One row per candidate (CANDIDATE_COLUMNS) from a ResultStore frame, each run's rows
+    labelled with its model, method, seed and mode. Rows of runs not in `runs` are left out."""
+    if frame.empty:
+        return pd.DataFrame(columns=list(CANDIDATE_COLUMNS))
+    frame = frame[frame["run_id"].isin(list(runs))]
+    info = pd.DataFrame([{"run_id": rid, **asdict(r)} for rid, r in runs.items()])
+    merged = frame.drop(columns=[c for c in ("model", "method") if c in frame.columns]).merge(info, on="run_id")
+    out = pd.DataFrame({
+        "model": merged["model"], "method": merged["method"], "seed": merged["seed"].astype(int), "mode": merged["mode"],
+        "task": merged["task_id"], "level": merged["level"], "split": merged["split"].fillna(""), "family": merged["family"].fillna(""),
+        "sample": merged["sample"].astype(int), "status": merged["status"], "compiled": merged["compiled"].astype(bool),
+        "correct": merged["correct"].astype(bool), "error_line": merged["error_line"].astype("Int64"),
+        "error": [_first_line(m) for m in merged["message"]],
+    })
+    return out.sort_values(["model", "method", "seed", "mode", "task", "sample"], key=_method_key).reset_index(drop=True)
+
+
+def _method_key(column: pd.Series) -> pd.Series:
+    if column.name != "method":
+        return column
+    from cuset.figures.draw import method_sort_key
+
+    return column.map(lambda m: method_sort_key(m) if m != "base" else (-1, m))
+
+
+# --- statistics ---------------------------------------------------------------------------------
+
+
+def bootstrap_interval(values: np.ndarray, n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of `values` (one per task), resampling tasks."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, values.size, size=(n_boot, values.size))].mean(axis=1)
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Exact two-sided sign test: P(a split at least as uneven as wins:losses | p = 1/2),
+    2 * P(X <= min(wins, losses)) for X ~ Binomial(wins + losses, 1/2), capped at 1."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2.0 * tail)
+
+
+def per_task(candidates: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per (keys..., task): n candidates, c correct, n compiled, and level / split."""
+    return (candidates.groupby([*keys, "task"], sort=False)
+            .agg(n=("correct", "size"), c=("correct", "sum"), compiled=("compiled", "sum"), level=("level", "first"), split=("split", "first"))
+            .reset_index())
+
+
+def _summary_row(tasks: pd.DataFrame, ks: tuple[int, ...]) -> dict[str, Any]:
+    from cuset.evaluate.metrics import pass_at_k, wilson_interval
+
+    n_candidates = int(tasks["n"].sum())
+    row: dict[str, Any] = {"tasks": len(tasks), "candidates": n_candidates, "n_per_task": int(tasks["n"].min())}
+    one_each = bool((tasks["n"] == 1).all())
+    for k in ks:
+        if k > row["n_per_task"]:
+            continue
+        values = np.array([pass_at_k(int(n), int(c), k) for n, c in zip(tasks["n"], tasks["c"])])
+        row[f"pass@{k}"] = float(values.mean())
+        if k == 1 and one_each:
+            low, high = wilson_interval(int(tasks["c"].sum()), len(tasks))
+        else:
+            low, high = bootstrap_interval(values)
+        row[f"pass@{k}_low"], row[f"pass@{k}_high"] = low, high
+    compiled = int(tasks["compiled"].sum())
+    row["compile_rate"] = compiled / n_candidates if n_candidates else math.nan
+    row["compile_low"], row["compile_high"] = wilson_interval(compiled, n_candidates)
+    return row
+
+
+def summary_table(candidates: pd.DataFrame, ks: tuple[int, ...] = (1, 5, 10)) -> pd.DataFrame:
+    """Per (model, method, seed 'all', mode) and group (`by`: all / level / split): tasks,
+    candidates, pass@k with 95% intervals, compile rate with its Wilson interval. Seeds are
+    pooled: a task's candidates of every seed count together."""
+    keys = ["model", "method", "mode"]
+    rows = []
+    if candidates.empty:
+        return pd.DataFrame(columns=[*keys, "by", "group", "tasks", "candidates"])
+    tasks = per_task(candidates, keys)
+    for key, part in tasks.groupby(keys, sort=False):
+        base = dict(zip(keys, key))
+        rows.append({**base, "by": "all", "group": "all", **_summary_row(part, ks)})
+        for by in ("level", "split"):
+            for group, sub in part.groupby(by, sort=True):
+                if str(group) == "":
+                    continue
+                rows.append({**base, "by": by, "group": str(group), **_summary_row(sub, ks)})
+    return pd.DataFrame(rows)
+
+
+def paired_table(candidates: pd.DataFrame, reference: str = REFERENCE, n_boot: int = N_BOOT) -> pd.DataFrame:
+    """Each method against `reference` per (model, mode), paired by task: mean difference of
+    the per-task share correct (averaged over seeds) with a bootstrap 95% interval, wins /
+    losses / ties and the exact sign test's p. Empty when the reference was not evaluated."""
+    columns = ["model", "mode", "method", "reference", "tasks", "mean_method", "mean_reference", "diff", "diff_low", "diff_high",
+               "spans_zero", "wins", "losses", "ties", "sign_p"]
+    if candidates.empty or reference not in set(candidates["method"]):
+        return pd.DataFrame(columns=columns)
+    tasks = per_task(candidates, ["model", "method", "mode", "seed"])
+    tasks["rate"] = tasks["c"] / tasks["n"]
+    rates = tasks.groupby(["model", "mode", "method", "task"], sort=False)["rate"].mean().reset_index()
+    rows = []
+    for (model, mode), part in rates.groupby(["model", "mode"], sort=False):
+        table = part.pivot(index="task", columns="method", values="rate")
+        if reference not in table:
+            continue
+        for method in [m for m in table.columns if m != reference]:
+            both = table[[method, reference]].dropna()
+            d = (both[method] - both[reference]).to_numpy()
+            low, high = bootstrap_interval(d, n_boot)
+            wins, losses = int((d > 0).sum()), int((d < 0).sum())
+            rows.append({
+                "model": model, "mode": mode, "method": method, "reference": reference, "tasks": len(d),
+                "mean_method": float(both[method].mean()), "mean_reference": float(both[reference].mean()),
+                "diff": float(d.mean()) if d.size else math.nan, "diff_low": low, "diff_high": high,
+                "spans_zero": bool(low <= 0 <= high) if d.size else True,
+                "wins": wins, "losses": losses, "ties": int(d.size - wins - losses), "sign_p": sign_test(wins, losses),
+            })
+    out = pd.DataFrame(rows, columns=columns)
+    return out.sort_values(["model", "mode", "method"], key=_method_key).reset_index(drop=True) if not out.empty else out
+
+
+# --- files --------------------------------------------------------------------------------------
+
+
+def _percent(value: Any) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
+
+
+def markdown_table(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
+    """The README table: pass@1 (95% interval) and compile rate per model, method and mode, by
+    level and split; then each method - sft per task with its interval and sign test."""
+    lines = ["| model | method | mode | tasks | pass@1 % (95% CI) | compile % | " + " | ".join(_group_names(summary)) + " |",
+             "|---|---|---|---|---|---|" + "---|" * len(_group_names(summary))]
+    groups = _groups(summary)
+    for (model, method, mode), part in summary.groupby(["model", "method", "mode"], sort=False):
+        overall = part[part["by"] == "all"].iloc[0]
+        cells = []
+        for by, group in groups:
+            row = part[(part["by"] == by) & (part["group"] == group)]
+            cells.append(_percent(row["pass@1"].iloc[0]) if len(row) else "-")
+        lines.append(
+            f"| {model} | {method} | {mode} | {overall['tasks']} | {_percent(overall['pass@1'])} "
+            f"({_percent(overall['pass@1_low'])}-{_percent(overall['pass@1_high'])}) | {_percent(overall['compile_rate'])} | "
+            + " | ".join(cells) + " |"
+        )
+    if not paired.empty:
+        lines += ["", "| model | mode | method - sft | tasks | difference, points (95% CI) | wins / losses / ties | sign test p |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in paired.itertuples():
+            spans = " (spans 0)" if r.spans_zero else ""
+            lines.append(f"| {r.model} | {r.mode} | {r.method} | {r.tasks} | {100 * r.diff:+.1f} ({100 * r.diff_low:+.1f} to "
+                         f"{100 * r.diff_high:+.1f}){spans} | {r.wins} / {r.losses} / {r.ties} | {r.sign_p:.3g} |")
+    return "\n".join(lines) + "\n"
+
+
+def _groups(summary: pd.DataFrame) -> list[tuple[str, str]]:
+    seen = summary[summary["by"] != "all"][["by", "group"]].drop_duplicates()
+    return sorted(((r.by, r.group) for r in seen.itertuples()), key=lambda g: (g[0] != "level", g[1]))
+
+
+def _group_names(summary: pd.DataFrame) -> list[str]:
+    return [f"level {g}" if by == "level" else g.replace("_", "-") for by, g in _groups(summary)]
+
+
+def write_results(out_dir: str | Path, candidates: pd.DataFrame, extra: dict[str, Any] | None = None) -> list[Path]:
+    """candidates.csv, summary.csv, paired.csv, table.md and summary.json (the counts and
+    `extra`) into `out_dir`, each written whole (temporary name, then renamed)."""
+    from cuset.figures.draw import atomic_write
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary, paired = summary_table(candidates), paired_table(candidates)
+    texts = {
+        "candidates.csv": candidates.to_csv(index=False),
+        "summary.csv": summary.to_csv(index=False),
+        "paired.csv": paired.to_csv(index=False),
+        "table.md": markdown_table(summary, paired) if not summary.empty else "no evaluated candidates yet\n",
+        "summary.json": json.dumps({"candidates": len(candidates), "runs": int(candidates.groupby(["model", "method", "seed", "mode"]).ngroups)
+                                    if len(candidates) else 0, **(extra or {})}, indent=2, default=str),
+    }
+    paths = []
+    for name, text in texts.items():
+        path = out / name
+        atomic_write(path, lambda tmp, text=text: tmp.write_text(text))
+        paths.append(path)
+    return paths
+
+
+def read_results(out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(candidates, summary, paired) as committed in an experiment's results folder; a
+    ValueError naming the missing file when it has none."""
+    out = Path(out_dir)
+    frames = []
+    for name in ("candidates.csv", "summary.csv", "paired.csv"):
+        path = out / name
+        if not path.is_file():
+            raise ValueError(f"{path} is missing: run `python -m analysis.experiment {out.name}` (it writes the results folder).")
+        try:
+            frames.append(pd.read_csv(path, keep_default_na=False, na_values=[""]))
+        except pd.errors.EmptyDataError:
+            frames.append(pd.DataFrame())
+    return frames[0], frames[1], frames[2]

@@ -1,0 +1,349 @@
+"""Running an experiment: its units (fine-tunes and evaluations) through the job runner,
+resumably, then its results folder.
+
+    config = load_experiment("cpu-135m")
+    units = plan(config)                          # train/... and eval/... units, in order
+    run_experiment(config, out_dir)               # submit, wait, resume, write results
+
+A unit is one fine-tune (model x method x seed) or one evaluation pass (greedy or sampled) of
+a fine-tune's final model, or of the base model for method `base` (its greedy pass once, not
+per seed: greedy decoding does not depend on the seed). State lives in two places, so that a
+restart of the command or the machine loses nothing: the workspace's job store (the truth
+about every job) and `state.json` in the results folder (which job belongs to which unit,
+attempts, run ids). Each pass of the loop:
+
+    unit done                   -> skip
+    no job yet                  -> submit it once what it needs is done (an evaluation needs its fine-tune)
+    job queued / running        -> wait (its ETA feeds the experiment's)
+    job completed               -> done (an evaluation also records its run id)
+    job failed / lost / cancelled -> resume it (a fine-tune from its last checkpoint), up to
+                                   max_attempts runs; then the unit is `failed` and the rest go on
+
+Ctrl-C stops the command, not the jobs: they keep running, and the next start picks them up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cuset.experiment.config import BASE, ExperimentConfig
+from cuset.experiment.results import RunInfo
+
+DONE, FAILED, WAITING, PENDING, ACTIVE = "done", "failed", "waiting", "pending", "active"
+DEFAULT_ESTIMATE_MIN = {"train_min": 15.0, "greedy_min": 20.0, "sampled_min": 40.0}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One fine-tune or evaluation pass of the experiment."""
+
+    key: str
+    kind: str  # "train" or "eval"
+    model: str
+    method: str
+    seed: int
+    mode: str = ""  # evaluations: greedy or sampled
+    needs: str = ""  # the fine-tune an evaluation evaluates
+
+    @property
+    def estimate_key(self) -> str:
+        """Its key in ExperimentConfig.estimate (and the group its measured durations pool in)."""
+        return "train_min" if self.kind == "train" else f"{self.mode}_min"
+
+    @property
+    def run_info(self) -> RunInfo:
+        return RunInfo(self.model, self.method, self.seed, self.mode)
+
+
+def plan(config: ExperimentConfig) -> list[Unit]:
+    """Every unit, fine-tunes first (in model, method, seed order), then evaluations."""
+    trains, evals = [], []
+    for model in config.models:
+        for method in config.methods:
+            for seed in config.seeds:
+                needs = ""
+                if method != BASE:
+                    needs = f"train/{model}/{method}/s{seed}"
+                    trains.append(Unit(needs, "train", model, method, seed))
+                for mode in config.evaluation.modes:
+                    if method == BASE and mode == "greedy" and seed != config.seeds[0]:
+                        continue
+                    evals.append(Unit(f"eval/{model}/{method}/s{seed}/{mode}", "eval", model, method, seed, mode, needs))
+    return trains + evals
+
+
+@dataclass
+class UnitState:
+    """What state.json keeps per unit."""
+
+    status: str = PENDING
+    job: int | None = None
+    attempts: int = 0
+    run_id: int | None = None
+    error: str = ""
+    started: float | None = None  # submitted; once done, when its (last) job process started
+    finished: float | None = None
+
+
+@dataclass
+class State:
+    """state.json of an experiment's results folder."""
+
+    path: Path
+    units: dict[str, UnitState] = field(default_factory=dict)
+    workspace: str = ""
+
+    @classmethod
+    def load(cls, path: Path) -> State:
+        path = Path(path)
+        if not path.is_file():
+            return cls(path)
+        data = json.loads(path.read_text())
+        return cls(path, {k: UnitState(**v) for k, v in data.get("units", {}).items()}, data.get("workspace", ""))
+
+    def save(self) -> None:
+        from cuset.figures.draw import atomic_write
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"workspace": self.workspace, "units": {k: asdict(v) for k, v in self.units.items()}}
+        atomic_write(self.path, lambda tmp: tmp.write_text(json.dumps(data, indent=2)))
+
+    def of(self, unit: Unit) -> UnitState:
+        return self.units.setdefault(unit.key, UnitState())
+
+
+def unit_config(config: ExperimentConfig, unit: Unit, state: State) -> Any:
+    """The TrainConfig or EvalConfig a unit submits."""
+    if unit.kind == "train":
+        return config.train_config(unit.model, unit.method, unit.seed)
+    model = unit.model if unit.method == BASE else f"job:{state.units[unit.needs].job}"
+    cfg = config.evaluation.eval_values(unit.mode, model, unit.seed)
+    cfg.method = unit.method
+    cfg.label = f"{config.name}: {unit.model} {unit.method} s{unit.seed} {unit.mode}"
+    return cfg
+
+
+def _settle(unit: Unit, us: UnitState, job: Any, config: ExperimentConfig) -> str:
+    """Fold a job's status into the unit's; returns an event line or ''."""
+    from cuset import jobs
+
+    if job.status == "completed":  # the job's own times: the queue wait is not the unit's duration
+        us.status, us.started, us.finished, us.error = DONE, job.started or us.started, job.finished or time.time(), ""
+        if unit.kind == "eval":
+            us.run_id = int(job.result.get("eval_run")) if job.result.get("eval_run") is not None else None
+        return f"{unit.key}: done (job {job.id})"
+    if job.status in ("failed", "lost", "cancelled"):
+        if us.attempts >= config.max_attempts:
+            us.status, us.error = FAILED, job.error or job.status
+            return f"{unit.key}: FAILED after {us.attempts} runs of job {job.id}: {us.error[:200]}"
+        jobs.resume(job.id)
+        us.attempts += 1
+        us.status = ACTIVE
+        return f"{unit.key}: job {job.id} was {job.status} ({(job.error or '')[:120]}); resumed (run {us.attempts} of {config.max_attempts})"
+    us.status = ACTIVE
+    return ""
+
+
+def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[str]:
+    """One pass over the units (see the module docstring); returns what changed, as lines."""
+    from cuset import jobs
+    from cuset.evaluate.evaluation import submit_evaluation
+
+    events = []
+    store = jobs.JobStore()
+    for unit in units:
+        us = state.of(unit)
+        if us.status in (DONE, FAILED):
+            continue
+        if us.job is None:
+            if unit.needs:
+                need = state.units.get(unit.needs)
+                if need is None or need.status != DONE:
+                    us.status = FAILED if need is not None and need.status == FAILED else WAITING
+                    if us.status == FAILED:
+                        us.error = f"its fine-tune {unit.needs} failed"
+                    continue
+            cfg = unit_config(config, unit, state)
+            job = jobs.submit(cfg) if unit.kind == "train" else submit_evaluation(cfg)
+            us.job, us.attempts, us.status, us.started = job.id, 1, ACTIVE, time.time()
+            events.append(f"{unit.key}: submitted as job {job.id}")
+            state.save()
+            continue
+        try:
+            job = store.get(us.job)
+        except jobs.JobError:  # the workspace was replaced: start the unit again
+            events.append(f"{unit.key}: job {us.job} is not in this workspace; submitting again")
+            us.job, us.status = None, PENDING
+            continue
+        event = _settle(unit, us, job, config)
+        if event:
+            events.append(event)
+    state.save()
+    return events
+
+
+@dataclass
+class Progress:
+    """Where the experiment stands: units done / failed / total and an estimate of the time left."""
+
+    done: int
+    failed: int
+    total: int
+    eta_s: float
+    active: list[str]
+
+    @property
+    def finished(self) -> bool:
+        return self.done + self.failed == self.total
+
+
+def progress_of(config: ExperimentConfig, units: list[Unit], state: State) -> Progress:
+    """Units done and the time left: each active job's own ETA (or the unit estimate), plus for
+    every unit not started the mean duration of the finished units of its kind, or, before any
+    finished, the experiment's `estimate` (minutes)."""
+    from cuset import jobs
+
+    durations: dict[str, list[float]] = {k: [] for k in DEFAULT_ESTIMATE_MIN}
+    for unit in units:
+        us = state.units.get(unit.key)
+        if us and us.status == DONE and us.started and us.finished and us.finished > us.started:
+            durations[unit.estimate_key].append(us.finished - us.started)
+    prior = {**DEFAULT_ESTIMATE_MIN, **config.estimate}
+    per_unit = {k: (sum(v) / len(v) if v else 60.0 * prior[k]) for k, v in durations.items()}
+    done = failed = 0
+    eta = 0.0
+    active = []
+    store = jobs.JobStore()
+    for unit in units:
+        us = state.units.get(unit.key) or UnitState()
+        if us.status == DONE:
+            done += 1
+        elif us.status == FAILED:
+            failed += 1
+        elif us.job is not None:
+            job = store.get(us.job)
+            active.append(f"{unit.key} (job {job.id}: {job.status}, {job.phase})")
+            eta += job.eta_s if job.status == "running" and job.eta_s is not None else per_unit[unit.estimate_key]
+        else:
+            eta += per_unit[unit.estimate_key]
+    return Progress(done, failed, len(units), eta, active)
+
+
+def collect(units: list[Unit], state: State) -> Any:
+    """The candidates table of every finished evaluation unit (from the result store)."""
+    from cuset.evaluate.results import ResultStore
+    from cuset.experiment.results import candidate_rows
+
+    runs = {state.units[u.key].run_id: u.run_info for u in units
+            if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE and state.units[u.key].run_id is not None}
+    frame = ResultStore().frame(list(runs)) if runs else None
+    import pandas as pd
+
+    return candidate_rows(frame if frame is not None else pd.DataFrame(), runs)
+
+
+def write_configs(config: ExperimentConfig, units: list[Unit], state: State, out_dir: Path) -> list[Path]:
+    """experiment.yaml (the validated config) and configs/<unit>.yaml: the resolved config
+    each job ran (copied from its job folder) or, before it ran, the one it will submit."""
+    from cuset.jobs import job_folder
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [config.save(out_dir / "experiment.yaml")]
+    for unit in units:
+        us = state.units.get(unit.key)
+        target = out_dir / "configs" / (unit.key.replace("/", "_") + ".yaml")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source = job_folder(us.job) / "config.yaml" if us and us.job is not None else None
+        if source is not None and source.is_file():
+            target.write_text(source.read_text())
+        elif unit.kind == "train" or (unit.method == BASE):
+            unit_config(config, unit, state).save(target)
+        else:
+            continue  # an evaluation of a fine-tune not yet submitted names no job yet
+        paths.append(target)
+    return paths
+
+
+def run_experiment(config: ExperimentConfig, out_dir: str | Path, poll_s: float = 10.0,
+                   on_progress: Callable[[Progress, list[str]], None] | None = None, wait: bool = True) -> Progress:
+    """Advance the experiment until every unit is done or failed (or once, with wait=False),
+    then write its results folder; returns the final progress."""
+    from cuset import jobs
+    from cuset.workspace import workspace_dir
+
+    out = Path(out_dir)
+    units = plan(config)
+    state = State.load(out / "state.json")
+    state.workspace = str(workspace_dir().resolve())
+    write_configs(config, units, state, out)
+    while True:
+        jobs.reconcile()
+        events = advance(config, units, state)
+        progress = progress_of(config, units, state)
+        if on_progress is not None:
+            on_progress(progress, events)
+        if progress.finished or not wait:
+            break
+        time.sleep(poll_s)
+    write_results_of(config, units, state, out, progress)
+    return progress
+
+
+def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, out: Path, progress: Progress) -> list[Path]:
+    """The results folder from the units finished so far: configs, candidates.csv, summary.csv,
+    paired.csv, table.md and summary.json (unit counts, failures, minutes per unit)."""
+    from cuset.experiment.results import write_results
+
+    write_configs(config, units, state, out)
+    failed = {k: v.error for k, v in state.units.items() if v.status == FAILED}
+    minutes = {u.key: round((state.units[u.key].finished - state.units[u.key].started) / 60, 1) for u in units
+               if u.key in state.units and state.units[u.key].finished and state.units[u.key].started}
+    return write_results(out, collect(units, state), {"experiment": config.name, "units": len(units), "done": progress.done,
+                                                       "failed": failed, "unit_minutes": minutes})
+
+
+def write_results_only(config: ExperimentConfig, out_dir: str | Path) -> list[Path]:
+    """Rewrite the results folder from state.json and the result store, submitting nothing."""
+    out = Path(out_dir)
+    units = plan(config)
+    state = State.load(out / "state.json")
+    return write_results_of(config, units, state, out, progress_of(config, units, state))
+
+
+def dry_run(config: ExperimentConfig, out_dir: str | Path) -> list[str]:
+    """What `run_experiment` would do now, as lines; submits nothing and writes nothing."""
+    out = Path(out_dir)
+    units = plan(config)
+    state = State.load(out / "state.json")
+    prior = {**DEFAULT_ESTIMATE_MIN, **config.estimate}
+    lines = [f"experiment {config.name}: {len(config.models)} model(s) x {len(config.methods)} method(s) x {len(config.seeds)} seed(s) "
+             f"-> {sum(u.kind == 'train' for u in units)} fine-tunes, {sum(u.kind == 'eval' for u in units)} evaluation passes "
+             f"({', '.join(config.evaluation.modes)}); results in {out}"]
+    todo_min = 0.0
+    for unit in units:
+        us = state.units.get(unit.key)
+        if us is not None and us.status == DONE:
+            lines.append(f"  {unit.key:48} done (job {us.job})")
+            continue
+        todo_min += prior[unit.estimate_key]
+        what = f"job {us.job}, {us.status}" if us is not None and us.job is not None else "to submit"
+        if unit.kind == "train":
+            c = config.train_config(unit.model, unit.method, unit.seed)
+            detail = f"{c.preset}: {c.max_samples or 'all'} samples <= {c.max_length} tokens ({c.overlength}), {c.max_steps or c.epochs} {'steps' if c.max_steps else 'epochs'} of {c.batch_size}x{c.grad_accum}, lora_r {c.lora_r}"
+        else:
+            e = config.evaluation
+            detail = f"{e.suite} levels {e.levels or 'all'}{' ' + e.split if e.split else ''}, " + (
+                "1 greedy candidate per task" if unit.mode == "greedy" else f"{e.n_samples} samples at T={e.temperature}")
+            detail += f" (after {unit.needs})" if unit.needs else " (the base model)"
+        lines.append(f"  {unit.key:48} {what}: {detail}")
+    lines.append(f"estimate: {todo_min / 60:.1f} h left ({prior['train_min']:g} min per fine-tune, {prior['greedy_min']:g} per greedy and "
+                 f"{prior['sampled_min']:g} per sampled evaluation pass; the run replaces these with measured times as units finish)")
+    if os.environ.get("CUSET_MAX_JOBS", "1") != "1":
+        lines.append(f"note: CUSET_MAX_JOBS={os.environ['CUSET_MAX_JOBS']}: jobs run side by side and share the cores")
+    return lines
