@@ -1,0 +1,228 @@
+"""Experiments: the YAML, the plan, the statistics against hand computations, the results
+written from a hand-built result store, and a tiny experiment end to end through the jobs."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy.stats import binomtest
+
+from cuset.experiment import ExperimentConfig, list_experiments, load_experiment, plan, read_results, sign_test
+from cuset.experiment.results import (
+    RunInfo,
+    bootstrap_interval,
+    candidate_rows,
+    markdown_table,
+    paired_table,
+    summary_table,
+    write_results,
+)
+from cuset.experiment.runner import State, UnitState, collect
+
+TINY = {
+    "name": "tiny-test", "models": ["tiny"], "methods": ["sft", "cuset"], "seeds": [42], "preset": "tiny",
+    "train": {"max_steps": 2, "max_samples": 4, "save_steps": 2},
+    "evaluation": {"limit": 1, "levels": [1], "greedy": True, "n_samples": 0, "max_new_tokens": 8, "options": {"trials": 1, "timeout_s": 60}},
+}
+
+
+# --- the YAML -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list_experiments())
+def test_every_shipped_experiment_loads_and_plans(name):
+    config = load_experiment(name)
+    assert config.name == name and config.description
+    units = plan(config)
+    trained = [m for m in config.methods if m != "base"]
+    assert sum(u.kind == "train" for u in units) == len(config.models) * len(trained) * len(config.seeds)
+    assert "sft" in config.methods  # the paired comparisons' reference
+    assert set(config.estimate) == {"train_min", "greedy_min", "sampled_min"}  # the stated time of every stage
+
+
+def test_shipped_experiments_are_the_issues_two():
+    assert {"cpu-135m", "cpu-coder"} <= set(list_experiments())
+    assert load_experiment("cpu-135m").methods == ["sft", "cuset", "dft", "profit"]
+    coder = load_experiment("cpu-coder")
+    assert (coder.models, coder.methods, coder.preset) == (["coder-0.5b"], ["base", "sft", "cuset", "dft"], "cpu-coder")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"methods": ["sft", "rlhf"]}, r"unknown method\(s\) \['rlhf'\]; valid: base, sft, dft"),
+        ({"colour": "red"}, r"unknown field\(s\) \['colour'\]; valid: "),
+        ({"train": {"lr": -1.0}}, "lr=-1.0"),
+        ({"train": {"lora_rank": 8}}, r"unknown field\(s\) \['lora_rank'\]"),
+        ({"train": {"seed": 1}}, "the experiment sets those"),
+        ({"preset": "laptop"}, "valid: tiny, cpu, cpu-coder, gpu"),
+        ({"evaluation": {"n_samples": 2, "temperature": 0.0}}, "needs temperature > 0"),
+        ({"evaluation": {"options": {"trails": 5}}}, r"unknown field\(s\) \['trails'\]"),
+        ({"evaluation": {"greedy": False}}, "nothing is evaluated"),
+        ({"estimate": {"eval_min": 3}}, "valid: train_min, greedy_min, sampled_min"),
+    ],
+)
+def test_bad_experiments_say_what_is_valid(tmp_path, change, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({**TINY, **change}))
+    with pytest.raises(ValueError, match=message):
+        load_experiment(str(path))
+
+
+def test_unknown_experiment_lists_the_shipped_ones():
+    with pytest.raises(ValueError, match="shipped: .*cpu-135m"):
+        load_experiment("nope")
+
+
+def test_plan_evaluates_base_greedy_once_and_after_each_fine_tune():
+    config = ExperimentConfig.from_dict({**TINY, "methods": ["base", "sft"], "seeds": [1, 2],
+                                         "evaluation": {"greedy": True, "n_samples": 2, "temperature": 0.8}})
+    keys = [u.key for u in plan(config)]
+    assert keys == [
+        "train/tiny/sft/s1", "train/tiny/sft/s2",
+        "eval/tiny/base/s1/greedy", "eval/tiny/base/s1/sampled", "eval/tiny/base/s2/sampled",
+        "eval/tiny/sft/s1/greedy", "eval/tiny/sft/s1/sampled", "eval/tiny/sft/s2/greedy", "eval/tiny/sft/s2/sampled",
+    ]
+    assert {u.needs for u in plan(config) if u.method == "sft" and u.kind == "eval"} == {"train/tiny/sft/s1", "train/tiny/sft/s2"}
+
+
+# --- statistics ---------------------------------------------------------------------------------
+
+
+def test_sign_test_is_the_exact_binomial_tail():
+    # 8 wins, 1 loss: 2 * (C(9,0) + C(9,1)) / 2^9 = 20 / 512
+    assert sign_test(8, 1) == pytest.approx(20 / 512)
+    assert sign_test(0, 0) == 1.0 and sign_test(3, 3) == 1.0
+    for wins, losses in [(5, 0), (7, 2), (12, 30), (1, 1)]:
+        assert sign_test(wins, losses) == pytest.approx(binomtest(wins, wins + losses, 0.5).pvalue, rel=1e-12)
+
+
+def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_tasks():
+    rng = np.random.default_rng(1)
+    few, many = rng.normal(0.2, 1, 10), rng.normal(0.2, 1, 1000)
+    for values in (few, many):
+        low, high = bootstrap_interval(values)
+        assert low < values.mean() < high
+    assert np.ptp(bootstrap_interval(many)) < np.ptp(bootstrap_interval(few)) / 5
+    # a constant has a zero-width interval
+    assert bootstrap_interval(np.full(7, 0.5)) == (0.5, 0.5)
+
+
+def rows(method: str, mode: str, outcomes: dict[str, list[bool]], seed: int = 42, level: int = 1, split: str = "in_distribution") -> list[dict]:
+    return [{"model": "m", "method": method, "seed": seed, "mode": mode, "task": task, "level": level if task < "t5" else 2,
+             "split": split if task < "t3" else "held_out", "family": "f", "sample": i, "status": "correct" if ok else "wrong_result",
+             "compiled": ok or i == 0, "correct": ok, "error_line": None, "error": "" if ok else "mismatch"}
+            for task, results in outcomes.items() for i, ok in enumerate(results)]
+
+
+def test_summary_pass_at_k_and_intervals_by_hand():
+    # 4 tasks x 2 samples: c = 2, 1, 0, 1 -> pass@1 = mean(1, .5, 0, .5) = .5; pass@2 = mean(1, 1, 0, 1) = .75
+    frame = pd.DataFrame(rows("sft", "sampled", {"t1": [True, True], "t2": [True, False], "t3": [False, False], "t4": [False, True]}))
+    summary = summary_table(frame, ks=(1, 2, 5))
+    overall = summary[summary["by"] == "all"].iloc[0]
+    assert (overall["tasks"], overall["candidates"], overall["pass@1"], overall["pass@2"]) == (4, 8, 0.5, 0.75)
+    assert "pass@5" not in summary.columns  # k > n is left out
+    # compile: every first sample compiles, and the correct second ones: 4 + 2 = 6 of 8
+    assert overall["compile_rate"] == 6 / 8
+    from cuset.evaluate.metrics import wilson_interval
+
+    assert (overall["compile_low"], overall["compile_high"]) == pytest.approx(wilson_interval(6, 8))
+    assert overall["pass@1_low"] < 0.5 < overall["pass@1_high"]  # bootstrap over tasks
+    by_split = summary[summary["by"] == "split"].set_index("group")
+    assert by_split.loc["in_distribution", "pass@1"] == 0.75 and by_split.loc["held_out", "pass@1"] == 0.25
+    greedy = summary_table(pd.DataFrame(rows("sft", "greedy", {"t1": [True], "t2": [False], "t3": [True]})))
+    g = greedy[greedy["by"] == "all"].iloc[0]
+    assert (g["pass@1_low"], g["pass@1_high"]) == pytest.approx(wilson_interval(2, 3))  # one candidate per task: Wilson
+
+
+def test_paired_differences_by_task():
+    sft = {"t1": [True], "t2": [False], "t3": [False], "t4": [True], "t5": [False]}
+    cuset = {"t1": [True], "t2": [True], "t3": [True], "t4": [False], "t5": [False]}
+    # two seeds of dft: per-task rates averaged over seeds first: t1 (1+0)/2, t2 (1+1)/2, others 0
+    dft_a = {"t1": [True], "t2": [True], "t3": [False], "t4": [False], "t5": [False]}
+    dft_b = {"t1": [False], "t2": [True], "t3": [False], "t4": [False], "t5": [False]}
+    frame = pd.DataFrame(rows("sft", "greedy", sft) + rows("cuset", "greedy", cuset) + rows("dft", "greedy", dft_a, seed=1)
+                         + rows("dft", "greedy", dft_b, seed=2))
+    paired = paired_table(frame).set_index("method")
+    c = paired.loc["cuset"]
+    assert (c["tasks"], c["wins"], c["losses"], c["ties"]) == (5, 2, 1, 2)
+    assert c["diff"] == pytest.approx((0 + 1 + 1 - 1 + 0) / 5) and c["mean_method"] == 0.6 and c["mean_reference"] == 0.4
+    assert c["sign_p"] == pytest.approx(1.0) and c["spans_zero"]
+    d = paired.loc["dft"]
+    assert d["diff"] == pytest.approx((-0.5 + 1 + 0 - 1 + 0) / 5)
+    assert (d["wins"], d["losses"], d["ties"]) == (1, 2, 2)
+    assert d["diff_low"] <= d["diff"] <= d["diff_high"]
+    assert "sft" not in paired.index
+    text = markdown_table(summary_table(frame), paired_table(frame))
+    assert "| m | greedy | cuset | 5 | +20.0 (" in text and "(spans 0)" in text
+
+
+def test_results_from_a_hand_built_result_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    from cuset.evaluate.results import ResultStore
+
+    store = ResultStore()
+    config = ExperimentConfig.from_dict(TINY)
+    units = {u.key: u for u in plan(config)}
+    state = State(tmp_path / "out" / "state.json")
+    for method, outcome in (("sft", [True, False]), ("cuset", [True, True])):
+        run = store.create_run(label=method, model="job:1", method=method, suite="bundled", backend="cpu", n_samples=1)
+        store.add_results(run, [{"task_id": f"L1_{i}", "sample": 0, "level": 1, "family": "elementwise", "split": "in_distribution",
+                                 "status": "correct" if ok else "compile_error", "compiled": ok, "correct": ok,
+                                 "message": "" if ok else "error: expected ';'\nmore", "error_line": None if ok else 12}
+                                for i, ok in enumerate(outcome)])
+        store.finish_run(run, "completed", {})
+        state.units[f"eval/tiny/{method}/s42/greedy"] = UnitState(status="done", job=run, run_id=run)
+    candidates = collect(list(units.values()), state)
+    assert list(candidates.columns) == ["model", "method", "seed", "mode", "task", "level", "split", "family", "sample", "status",
+                                        "compiled", "correct", "error_line", "error"]
+    assert len(candidates) == 4 and list(candidates["method"]) == ["sft", "sft", "cuset", "cuset"]
+    failed = candidates[~candidates["correct"]].iloc[0]
+    assert (failed["error"], failed["error_line"], failed["status"]) == ("error: expected ';'", 12, "compile_error")
+    out = tmp_path / "out"
+    write_results(out, candidates, {"experiment": "tiny-test"})
+    back, summary, paired = read_results(out)
+    assert len(back) == 4 and set(summary["method"]) == {"sft", "cuset"}
+    assert paired.iloc[0]["method"] == "cuset" and paired.iloc[0]["diff"] == pytest.approx(0.5)
+    assert json.loads((out / "summary.json").read_text())["candidates"] == 4
+
+
+def test_candidate_rows_leave_out_runs_of_other_experiments():
+    frame = pd.DataFrame([{"run_id": r, "task_id": "t", "sample": 0, "level": 1, "family": "", "split": "", "status": "correct",
+                           "compiled": True, "correct": True, "message": "", "error_line": None, "model": "x", "method": "y"} for r in (1, 2)])
+    out = candidate_rows(frame, {2: RunInfo("tiny", "sft", 3, "greedy")})
+    assert len(out) == 1 and (out.iloc[0]["model"], out.iloc[0]["method"], out.iloc[0]["seed"]) == ("tiny", "sft", 3)
+    assert math.isnan(summary_table(out).iloc[0].get("pass@5", math.nan))
+
+
+# --- end to end -----------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_tiny_experiment_runs_resumes_and_writes_its_results(tmp_path, monkeypatch):
+    """tiny x {sft, cuset} x 1 seed, a greedy pass on one task, through real job processes;
+    then a second start finds everything done and submits nothing."""
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    from cuset import jobs
+    from cuset.experiment import run_experiment
+
+    config = ExperimentConfig.from_dict(TINY)
+    out = tmp_path / "results"
+    seen: list[str] = []
+    progress = run_experiment(config, out, poll_s=0.5, on_progress=lambda p, events: seen.extend(events))
+    assert (progress.done, progress.failed, progress.total) == (4, 0, 4), seen
+    assert sum("submitted" in e for e in seen) == 4
+    candidates, summary, paired = read_results(out)
+    assert sorted(set(candidates["method"])) == ["cuset", "sft"] and len(candidates) == 2
+    assert list(paired["method"]) == ["cuset"] and paired.iloc[0]["tasks"] == 1
+    assert (out / "configs" / "train_tiny_cuset_s42.yaml").is_file() and (out / "table.md").is_file()
+    state = json.loads((out / "state.json").read_text())
+    assert all(u["status"] == "done" for u in state["units"].values())
+    n_jobs = len(jobs.list_jobs())
+    again = run_experiment(config, out, poll_s=0.5)
+    assert again.done == 4 and len(jobs.list_jobs()) == n_jobs  # nothing submitted twice
