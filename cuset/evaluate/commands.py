@@ -1,9 +1,10 @@
-"""`cuset run-cuda` and `cuset check`: the CPU backend from the command line.
+"""`cuset run-cuda`, `cuset check` and `cuset suite validate`: the CPU backend from the command line.
 
     cuset run-cuda saxpy.cu util.cpp -I include -D N=1024 -- 3 4
     cuset run-cuda reduce.cu --race-check          # several thread orders; differing output = race
     cuset run-cuda reduce.cu --sanitize            # AddressSanitizer + bounds checks
-    cuset check solution.py --task task.py --backend cpu --json
+    cuset check solution.py --task task.py --backend cpu --json [--tolerance strict]
+    cuset suite validate [bundled|corpus|KERNELBENCH_DIR]   # robust-kbench's task filters
 
 `run-cuda` builds the way nvcc would and exits with the program's own exit code; when the
 program did not run it exits with a code of its own and one line on stderr: 120 compile error,
@@ -33,7 +34,7 @@ BUILD_EXIT = {"compile_error": EXIT_COMPILE_ERROR, "unsupported": EXIT_UNSUPPORT
 
 
 def add_evaluate_commands(sub: Any) -> None:
-    """Add `run-cuda` and `check` to the `cuset` parser's subcommands."""
+    """Add `run-cuda`, `check` and `suite validate` to the `cuset` parser's subcommands."""
     p = sub.add_parser("run-cuda", help="build and run a CUDA program on the CPU emulator (no GPU needed)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("files", nargs="+", metavar="FILE", help=".cu/.cpp sources (headers they include are found as nvcc would)")
@@ -59,6 +60,35 @@ def add_evaluate_commands(sub: Any) -> None:
     p.add_argument("--no-poison", action="store_true", help="skip the poisoned run (to measure its cost; no reward_hack from it then)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("suite", help="benchmark suites: validate that their tasks can tell a kernel from a degenerate output")
+    ssub = p.add_subparsers(dest="suite_command", required=True)
+    q = ssub.add_parser("validate", help="flag tasks whose reference output is near constant, barely varies along an axis, "
+                        "or ignores the inputs or the initial weights (robust-kbench's filters)")
+    q.add_argument("suite", nargs="?", default="bundled", help="'bundled' (default), 'corpus', or a KernelBench checkout folder")
+    q.add_argument("--level", type=int, action="append", help="keep tasks of this level (repeatable)")
+    q.add_argument("--json", action="store_true", help="one JSON object per task")
+    q.set_defaults(func=cmd_suite_validate)
+
+
+def cmd_suite_validate(args: argparse.Namespace) -> int:
+    """Exit 1 when a task is flagged (and not documented as accepted in its meta.toml)."""
+    from cuset.evaluate.evaluation import EvalConfig, select_tasks
+    from cuset.evaluate.suite.validate import validate_tasks
+
+    tasks = select_tasks(EvalConfig(suite=args.suite, solutions="reference", levels=args.level or []))
+    rows = validate_tasks(tasks)
+    for row in rows:
+        if args.json:
+            print(json.dumps(row))
+            continue
+        mark = "FLAG" if row["flags"] or row["error"] else "ok  "
+        notes = row["flags"] + [f"accepted: {a} ({row['why']})" for a in row["accepted"]] + ([row["error"]] if row["error"] else [])
+        print(f"{mark} {row['id']:32s} {'; '.join(notes)}")
+    bad = sum(bool(r["flags"] or r["error"]) for r in rows)
+    if not args.json:
+        print(f"{len(rows)} tasks, {bad} flagged, {sum(bool(r['accepted']) for r in rows)} with documented exceptions")
+    return 1 if bad else 0
 
 
 def add_eval_commands(sub: Any) -> None:

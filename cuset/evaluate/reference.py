@@ -62,7 +62,7 @@ def to_device(values: list[Any], device: str) -> list[Any]:
 def compute_reference(task: dict[str, Any], trials: int = 5, seed: int = 42, device: str = "cpu") -> dict[str, Any]:
     """Inputs, reference outputs and input mutations of every trial, for a loaded task namespace.
     Returns {"inputs": [[...]] (on the CPU), "outputs": [[flat tensors]], "mutates": [[int]],
-    "info": [{"seed", "distribution", "redrawn", "fallback"?}]}."""
+    "info": [{"seed", "distribution" (drawn), "planned", "redrawn", "fallback"?}]}."""
     import torch
 
     model, _ = build_model(task, seed, device)
@@ -78,6 +78,7 @@ def compute_reference(task: dict[str, Any], trials: int = 5, seed: int = 42, dev
                 outputs = [t.cpu() for t in flat_tensors(model(*run_on))]
             if attempt == "task" or _finite(outputs) or not task_draw_finite:
                 break
+        info["planned"] = distribution
         if attempt != distribution:
             info["fallback"] = f"{distribution}: the reference output is not finite on it; the task's own draw instead"
         if k == 0:

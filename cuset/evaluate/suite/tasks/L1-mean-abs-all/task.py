@@ -19,7 +19,10 @@ dim = 500
 
 
 def get_inputs():
-    x = torch.randn(batch_size, dim)
+    # a scale drawn per call: mean |N(0, 1)| over 32000 values is 0.798 +- 0.004 for every draw,
+    # which a constant answer would match (flagged by `cuset suite validate` as input_independent)
+    scale = 0.25 + 4.0 * torch.rand(()).item()
+    x = torch.randn(batch_size, dim) * scale
     return [x]
 
 
