@@ -300,9 +300,12 @@ def token_statistics(logits: Any, gold: Any, top_k: int) -> dict[str, Any]:
     logits = logits.float()
     logprobs = torch.log_softmax(logits, dim=-1)
     gold_logp = logprobs.gather(1, gold[:, None]).squeeze(1)
-    entropy = -(logprobs.exp() * logprobs).sum(-1)
+    # In place and with int32 counts: the same values, but no second [rows, vocabulary] float
+    # block and no int64 widening of the comparison (together ~3x faster over Qwen's 151,936
+    # entries; these statistics were half of a bfloat16 scoring pass).
+    entropy = -logprobs.exp().mul_(logprobs).sum(-1)
     gold_logit = logits.gather(1, gold[:, None])
-    rank = (logits > gold_logit).sum(-1) + 1
+    rank = (logits > gold_logit).sum(-1, dtype=torch.int32) + 1
     top_logp, top_ids = logprobs.topk(top_k, dim=-1)
     return {
         "p": gold_logp.exp(),
