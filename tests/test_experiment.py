@@ -226,3 +226,20 @@ def test_a_tiny_experiment_runs_resumes_and_writes_its_results(tmp_path, monkeyp
     n_jobs = len(jobs.list_jobs())
     again = run_experiment(config, out, poll_s=0.5)
     assert again.done == 4 and len(jobs.list_jobs()) == n_jobs  # nothing submitted twice
+
+
+def test_the_main_figure_and_table_come_from_the_results_files_alone(tmp_path):
+    from cuset.figures.draw import save_figure
+    from cuset.figures.experiment import experiment_caption, experiment_figure, experiment_results
+
+    sft = {"t1": [True], "t2": [False], "t3": [False], "t4": [True]}
+    cuset = {"t1": [True], "t2": [True], "t3": [True], "t4": [True]}
+    write_results(tmp_path / "exp-a", pd.DataFrame(rows("sft", "greedy", sft) + rows("cuset", "greedy", cuset)))
+    (tmp_path / "not-an-experiment").mkdir()
+    results = experiment_results(tmp_path)
+    assert list(results) == ["exp-a"]
+    caption = experiment_caption(results)
+    assert "exp-a (4 tasks): pass@1 sft greedy 50.0%, cuset greedy 100.0%" in caption
+    assert "cuset (greedy) +50.0 points" in caption and "p = 0.5" in caption  # 2 wins, 0 losses: p = 2 / 4
+    files = save_figure(experiment_figure(results), tmp_path / "figs", "experiments", ["svg"])
+    assert files["svg"].stat().st_size > 5000

@@ -12,6 +12,8 @@ function computes (those are what the tests check against hand computations, not
     threshold_sweep   masked fraction and effective sample size over the quantiles   threshold_sweep
     training_curves   per-step NLL (all, sensitive, other tokens) per fine-tune      curve_table
     correctness       correct rate by method and level / split, 95% Wilson bars      correctness_table
+    experiments       pass@1 per method with intervals, method - sft paired by task   analysis/results/NAME/*.csv
+                      (cuset.figures.experiment; also experiments_table.md, the README table)
 
 `make_all` gathers the data from the workspace (token scores from the cache, scoring what is
 missing; the training jobs' metrics; the completed evaluation runs), writes every figure in
@@ -307,6 +309,22 @@ def _correctness(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
     return correctness_figure(table, by_split), caption, {"eval_runs": source}
 
 
+def _experiments(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
+    """From the committed analysis/results/NAME/ files only: no workspace, no rerun."""
+    from cuset.figures.experiment import experiment_caption, experiment_figure, experiment_results
+
+    results = experiment_results()
+    if not results:
+        raise Skip("no experiment results in analysis/results/ (run `python -m analysis.experiment NAME`)")
+    out = Path(inputs.config.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    from cuset.experiment import RESULTS_DIR
+
+    tables = "\n".join(f"## {name}\n\n" + (RESULTS_DIR / name / "table.md").read_text() for name in results if (RESULTS_DIR / name / "table.md").is_file())
+    atomic_write(out / "experiments_table.md", lambda tmp: tmp.write_text(tables))
+    return experiment_figure(results), experiment_caption(results), {"experiments": sorted(results), "table": "experiments_table.md"}
+
+
 def _findings(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
     from cuset.figures.findings import findings_caption, findings_figure
     from cuset.findings import DEFAULT_RESULTS, read_results
@@ -331,6 +349,7 @@ FIGURES = (
     FigureSpec("threshold_sweep", "Threshold sweep: masked fraction and effective sample size", _sweep),
     FigureSpec("training_curves", "Training curves", _training),
     FigureSpec("correctness", "Correctness by method and level", _correctness),
+    FigureSpec("experiments", "The experiments: pass@1 by method, and each method against sft", _experiments),
 )
 
 

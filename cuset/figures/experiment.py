@@ -1,0 +1,112 @@
+"""The experiments' main figure, drawn from the committed analysis/results/NAME/ files alone.
+
+    from cuset.figures.experiment import experiment_results, experiment_figure
+    results = experiment_results()                     # {name: (summary, paired)} of every results folder
+    fig = experiment_figure(results)
+
+One row per experiment: (a) pass@1 per method with its 95% interval, overall and per split, for
+each evaluation mode (greedy, sampled); (b) each method minus sft, paired by task, with its
+bootstrap 95% interval (a bar whose interval spans zero is drawn hollow). The numbers are those
+of summary.csv and paired.csv (cuset.experiment.results), so nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cuset.figures.draw import _new_figure, _style, method_colours, method_sort_key
+
+
+def experiment_results(results_dir: str | Path | None = None) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    """{experiment name: (summary, paired)} for every folder of `results_dir` (default
+    analysis/results) that holds a non-empty summary.csv."""
+    from cuset.experiment import RESULTS_DIR, read_results
+
+    root = Path(results_dir) if results_dir else RESULTS_DIR
+    found = {}
+    for folder in sorted(p for p in root.glob("*") if (p / "summary.csv").is_file()):
+        _, summary, paired = read_results(folder)
+        if not summary.empty:
+            found[folder.name] = (summary, paired)
+    return found
+
+
+def _method_order(methods: Any) -> list[str]:
+    return sorted(set(methods), key=lambda m: (-1, m) if m == "base" else method_sort_key(m))
+
+
+def experiment_figure(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> Any:
+    """Rows of (a) pass@1 with intervals by split and mode, (b) method - sft per task."""
+    with _style():
+        fig = _new_figure(2.6 * len(results))
+        grid = fig.subplots(len(results), 2, squeeze=False, width_ratios=[2.2, 1])
+        for (name, (summary, paired)), (ax, ax_diff) in zip(results.items(), grid):
+            methods = _method_order(summary["method"])
+            colours = method_colours(methods)
+            part = summary[summary["by"].isin(["all", "split"])]
+            groups = [(mode, group) for mode in sorted(set(part["mode"])) for group in ["all", *sorted(set(part["group"]) - {"all"})]
+                      if len(part[(part["mode"] == mode) & (part["group"] == group)])]
+            width = 0.8 / len(methods)
+            for m_index, method in enumerate(methods):
+                x, rate, low, high = [], [], [], []
+                for g_index, (mode, group) in enumerate(groups):
+                    row = part[(part["method"] == method) & (part["mode"] == mode) & (part["group"] == group)]
+                    if row.empty:
+                        continue
+                    r = row.iloc[0]
+                    x.append(g_index - 0.4 + width * (m_index + 0.5))
+                    rate.append(r["pass@1"])
+                    low.append(r["pass@1_low"])
+                    high.append(r["pass@1_high"])
+                rate_a = np.array(rate, dtype=float)
+                err = np.clip(np.vstack([rate_a - np.array(low, dtype=float), np.array(high, dtype=float) - rate_a]), 0, None)
+                ax.bar(x, 100 * rate_a, width=width * 0.92, color=colours[method], label=method)
+                ax.errorbar(x, 100 * rate_a, yerr=100 * err, fmt="none", ecolor="#333333", elinewidth=0.8)
+            ax.set_xticks(np.arange(len(groups)), [f"{g.replace('_', '-')}\n{mode}" for mode, g in groups])
+            ax.set_ylim(0, 105)
+            ax.set_ylabel("pass@1 (%)")
+            ax.set_title(f"(a) {name}: pass@1, 95% intervals")
+            ax.legend(loc="upper right", ncols=min(len(methods), 5), fontsize="small", frameon=False)
+            _paired_panel(ax_diff, paired, colours, name)
+    return fig
+
+
+def _paired_panel(ax: Any, paired: pd.DataFrame, colours: dict[str, str], name: str) -> None:
+    ax.axvline(0, color="#555555", linewidth=0.8)
+    ax.set_title(f"(b) {name}: method - sft per task")
+    if paired.empty:
+        ax.text(0.5, 0.5, "no sft run to pair with", ha="center", va="center", transform=ax.transAxes)
+        ax.set_yticks([])
+        return
+    labels = [f"{r.method} ({r.mode})" for r in paired.itertuples()]
+    y = np.arange(len(paired))[::-1]
+    for yi, r in zip(y, paired.itertuples()):
+        spans = bool(r.spans_zero) if not isinstance(r.spans_zero, str) else r.spans_zero == "True"
+        colour = colours.get(r.method, "#777777")
+        ax.barh(yi, 100 * r.diff, color="none" if spans else colour, edgecolor=colour, height=0.6)
+        ax.errorbar(100 * r.diff, yi, xerr=[[100 * (r.diff - r.diff_low)], [100 * (r.diff_high - r.diff)]], fmt="none",
+                    ecolor="#333333", elinewidth=0.8)
+        ax.text(1.0, yi, f" p={r.sign_p:.2g}", va="center", fontsize="small", transform=ax.get_yaxis_transform())
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("difference in pass@1 (points)")
+
+
+def experiment_caption(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> str:
+    """The caption with the headline numbers of each experiment."""
+    parts = []
+    for name, (summary, paired) in results.items():
+        overall = summary[summary["by"] == "all"]
+        numbers = ", ".join(f"{method} {mode} {100 * rate:.1f}%" for method, mode, rate in zip(overall["method"], overall["mode"], overall["pass@1"]))
+        diffs = "; ".join(f"{r.method} ({r.mode}) {100 * r.diff:+.1f} points [{100 * r.diff_low:+.1f}, {100 * r.diff_high:+.1f}], "
+                          f"sign test p = {r.sign_p:.2g}" for r in paired.itertuples())
+        tasks = int(overall["tasks"].max()) if len(overall) else 0
+        parts.append(f"{name} ({tasks} tasks): pass@1 {numbers}." + (f" Against sft, paired by task: {diffs}." if diffs else ""))
+    return ("Functional correctness of each method in the experiments (analysis/results/NAME/): (a) pass@1 with 95% intervals "
+            "(Wilson with one candidate per task, else a bootstrap over tasks), overall and on in-distribution vs held-out families; "
+            "(b) the per-task difference from sft with a bootstrap 95% interval (hollow: the interval spans zero) and the exact "
+            "sign test's p. " + " ".join(parts))
