@@ -1,13 +1,19 @@
-"""Time from page load to a rendered 2,000-token heatmap in the browser (aim: <= 1 s).
+"""Time until a 2,000-token heatmap is visible in the browser: after navigating to the page
+within a session (aim <= 1 s) and on a cold load of the page in a new session (aim <= 2 s).
 
     python -m benchmarks.heatmap            # a 2,000-token sample
     python -m benchmarks.heatmap --small    # 500 tokens (what CI runs)
 
 A sample of the wanted length is scored once (tiny model, fresh workspace), the dashboard is
-started on it ($CUSET_DATA) and Debian's chromium (Playwright) opens the heatmap page: the time
-is from navigation start until every token of the heatmap is in the page. Side by side, in the
-same browser: the same heatmap document opened directly from a file (the rendering floor), and
-the Python time to build the HTML. Needs /usr/bin/chromium (`apt-get install chromium`).
+started on it ($CUSET_DATA) and Debian's chromium (Playwright) measures, side by side:
+- cold load: a new tab (a new Streamlit session) opens /heatmap; from navigation start until the
+  last token of the heatmap is in the page (the server's very first load is reported apart);
+- navigation: in a session already showing Home, a click on the sidebar's "Confidence heatmap"
+  link until the last token is in the page;
+- next sample: the "Next" button on the heatmap page, until the next sample's last token;
+- the floor: the same heatmap document opened directly from a file; and the Python time to
+  build the HTML, and its size.
+Needs /usr/bin/chromium (`apt-get install chromium`).
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ def long_sample(tokens: int) -> tuple[Path, str, int]:
 
     t0 = time.perf_counter()
     bits, _, _ = token_categories(scores[0], tag(sample.response))
-    page = render(sample.response, scores[0], bits)
+    page = render(sample.response, scores[0], bits, tokenizer=tokenizer)
     render_ms = (time.perf_counter() - t0) * 1e3
     (Path(os.environ["CUSET_WORKSPACE"]) / "long.html").write_text(page)
     return path, f"{render_ms:.1f}", len(scores[0])
@@ -95,7 +101,8 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     proc, url = serve(data)
-    app_times, file_times, rerun_times = [], [], []
+    cold_times, nav_times, file_times, rerun_times = [], [], [], []
+    last = f'.t[data-i="{n - 1}"]'
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
@@ -103,37 +110,49 @@ def main() -> None:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 t0 = time.perf_counter()
                 page.goto(f"{url}/heatmap")
-                frame = page.frame_locator("iframe").first
-                frame.locator(f'.t[data-i="{n - 1}"]').wait_for(state="attached", timeout=120_000)
+                page.frame_locator("iframe").first.locator(last).wait_for(state="attached", timeout=120_000)
                 elapsed = time.perf_counter() - t0
-                if attempt:
-                    app_times.append(elapsed)
-                    # Within the session: the next sample, as a researcher steps through them.
-                    t0 = time.perf_counter()
-                    page.get_by_role("button", name="Next").click()
-                    page.frame_locator("iframe").first.locator("h3", has_text="long-2").wait_for(timeout=60_000)
-                    page.frame_locator("iframe").first.locator(f'.t[data-i="{n - 1}"]').wait_for(state="attached")
-                    rerun_times.append(time.perf_counter() - t0)
-                else:
-                    cold = elapsed
+                if not attempt:
+                    first_load = elapsed
+                    page.close()
+                    continue
+                cold_times.append(elapsed)
+                # Within the session: the next sample, as a researcher steps through them.
+                t0 = time.perf_counter()
+                page.get_by_role("button", name="Next").click()
+                page.frame_locator("iframe").first.locator("h3", has_text="long-2").wait_for(timeout=60_000)
+                page.frame_locator("iframe").first.locator(last).wait_for(state="attached")
+                rerun_times.append(time.perf_counter() - t0)
+                # Within the session: to Home and back through the sidebar's link.
+                page.get_by_role("link", name="Home").click()
+                page.get_by_text("Scored under this model").wait_for(timeout=60_000)
+                page.wait_for_function("() => !document.querySelector('iframe')")
+                page.wait_for_timeout(300)
+                t0 = time.perf_counter()
+                page.get_by_role("link", name="Confidence heatmap").click()
+                page.frame_locator("iframe").first.locator(last).wait_for(state="attached", timeout=60_000)
+                nav_times.append(time.perf_counter() - t0)
                 page.close()
                 page = browser.new_page()
                 t0 = time.perf_counter()
                 page.goto((Path(os.environ["CUSET_WORKSPACE"]) / "long.html").as_uri())
-                page.locator(f'.t[data-i="{n - 1}"]').wait_for(state="attached")
+                page.locator(last).wait_for(state="attached")
                 file_times.append(time.perf_counter() - t0)
                 page.close()
             browser.close()
     finally:
         proc.terminate()
-    app, floor, rerun = statistics.median(app_times), statistics.median(file_times), statistics.median(rerun_times)
-    print(f"heatmap of {n} tokens")
-    print(f"  dashboard page load -> rendered  {app * 1e3:8.0f} ms median of {len(app_times)} (first load {cold * 1e3:.0f} ms; aim <= 1000 ms)")
-    print(f"  next sample in the same session  {rerun * 1e3:8.0f} ms median")
-    print(f"  same HTML opened from a file     {floor * 1e3:8.0f} ms  -> dashboard = {app / floor:.1f}x the floor")
-    print(f"  Python: tag + render the HTML    {render_ms:>8} ms")
-    print(json.dumps({"heatmap_tokens": n, "page_load_to_heatmap_ms": round(app * 1e3), "first_load_ms": round(cold * 1e3), "next_sample_ms": round(rerun * 1e3),
-                      "static_file_ms": round(floor * 1e3), "dashboard_over_static": round(app / floor, 1), "render_ms": float(render_ms)}))
+    cold, nav, floor, rerun = (statistics.median(t) for t in (cold_times, nav_times, file_times, rerun_times))
+    html_kb = (Path(os.environ["CUSET_WORKSPACE"]) / "long.html").stat().st_size / 1024
+    print(f"heatmap of {n} tokens ({html_kb:.0f} KB of HTML)")
+    print(f"  navigation within a session -> visible  {nav * 1e3:8.0f} ms median of {len(nav_times)} (aim <= 1000 ms)")
+    print(f"  cold page load (new session) -> visible {cold * 1e3:8.0f} ms median of {len(cold_times)} (aim <= 2000 ms; server's first load {first_load * 1e3:.0f} ms)")
+    print(f"  next sample in the same session         {rerun * 1e3:8.0f} ms median")
+    print(f"  same HTML opened from a file            {floor * 1e3:8.0f} ms  -> cold load = {cold / floor:.1f}x the floor")
+    print(f"  Python: tag + render the HTML           {render_ms:>8} ms")
+    print(json.dumps({"heatmap_tokens": n, "navigation_ms": round(nav * 1e3), "cold_load_ms": round(cold * 1e3), "page_load_to_heatmap_ms": round(cold * 1e3),
+                      "first_load_ms": round(first_load * 1e3), "next_sample_ms": round(rerun * 1e3), "static_file_ms": round(floor * 1e3),
+                      "dashboard_over_static": round(cold / floor, 1), "render_ms": float(render_ms), "html_kb": round(html_kb)}))
 
 
 if __name__ == "__main__":

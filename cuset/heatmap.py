@@ -151,10 +151,10 @@ body { font-family: system-ui, sans-serif; margin: 0; color: #1a1a1a; }
 .legend label { margin-left: 8px; user-select: none; }
 .code { font: 13px/LINEpx ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; border: 1px solid #ddd; border-radius: 4px; padding: 4px 0; }
 .row { display: grid; grid-template-columns: var(--ln) minmax(0, 1fr); min-height: LINEpx; }
-.code.lab .row { grid-template-columns: 11em var(--ln) minmax(0, 1fr); }
+.code.has-lane .row { grid-template-columns: 11em var(--ln) minmax(0, 1fr); }
 .ln { color: #888; text-align: right; padding-right: 10px; background: #f6f6f6; border-right: 1px solid #ddd; user-select: none; }
-.lab { font: 10.5px/LINEpx system-ui, sans-serif; color: #4b2a78; padding: 0 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; user-select: none; background: #fbf9fd; border-right: 1px solid #e6e0ee; }
-.rl { cursor: default; }
+.lab { display: flex; min-width: 0; font: 10.5px/LINEpx system-ui, sans-serif; color: #4b2a78; padding: 0 6px; white-space: nowrap; overflow: hidden; user-select: none; background: #fbf9fd; border-right: 1px solid #e6e0ee; }
+.rl { cursor: default; flex: 0 1 auto; min-width: 0; overflow: hidden; text-overflow: ellipsis; }
 .rl + .rl::before { content: " · "; color: #999; }
 .lc { padding-left: 10px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .code.nowrap { overflow-x: auto; }
@@ -167,8 +167,9 @@ body { font-family: system-ui, sans-serif; margin: 0; color: #1a1a1a; }
 .t.dim { background: transparent !important; color: #999 !important; }
 .t.m { background: #ececec !important; color: #6b6b6b !important; text-decoration: line-through; text-decoration-color: #b00020; text-decoration-thickness: 1.5px; }
 .t:hover { outline: 2px solid #000; }
-.region { box-shadow: inset 0 0 0 1.5px #6a3d9a; border-radius: 3px; padding: 1px 0 2px; }
-.region.hl, .region:hover { box-shadow: inset 0 0 0 2.5px #6a3d9a; }
+.region { outline: 2px dashed #6a3d9a; outline-offset: 1px; border-radius: 3px; }
+.region.hl, .region:hover { outline-style: solid; outline-width: 2.5px; }
+.legend .sw.region { outline-offset: -2px; }
 #tip { position: fixed; display: none; z-index: 10; background: #222; color: #fff; font: 12px/1.35 ui-monospace, monospace; padding: 6px 8px; border-radius: 4px; white-space: pre; pointer-events: none; max-width: 480px; }
 """.replace("LINE", str(LINE_PX))
 
@@ -183,7 +184,7 @@ SCRIPT = r"""
   code.addEventListener('mouseover', (ev) => {
     const label = ev.target.closest('.rl');
     document.querySelectorAll('.region.hl').forEach((e) => e.classList.remove('hl'));
-    if (label) document.querySelectorAll('.region[data-r="' + label.dataset.r + '"]').forEach((e) => e.classList.add('hl'));
+    if (label) label.dataset.r.split(' ').forEach((r) => document.querySelectorAll('.code .region[data-r="' + r + '"]').forEach((e) => e.classList.add('hl')));
     const el = ev.target.closest('.t');
     if (!el) { tip.style.display = 'none'; return; }
     const i = +el.dataset.i;
@@ -234,6 +235,19 @@ class _Rows:
                 self.rows[-1].append(html.escape(piece))
 
 
+def _lane(starting: Sequence[tuple[int, str]]) -> str:
+    """The lane cell of one row: the kinds of the regions starting there, each once with a
+    count ('kernel qualifier ×3'); hovering one highlights its regions (data-r lists them)."""
+    kinds: dict[str, list[int]] = {}
+    for k, kind in starting:
+        kinds.setdefault(kind, []).append(k)
+    cells = "".join(
+        f'<span class="rl" data-r="{" ".join(map(str, ks))}" title="{html.escape(kind)}">{html.escape(kind)}{f" ×{len(ks)}" if len(ks) > 1 else ""}</span>'
+        for kind, ks in kinds.items()
+    )
+    return f'<div class="lab">{cells}</div>'
+
+
 def render(
     response: str,
     scores: object,
@@ -282,7 +296,7 @@ def render(
             shown = response[max(start, cursor):end]
             row = len(out.rows) - 1 + shown[: len(shown) - len(shown.lstrip())].count("\n")  # where its code starts
             out.push(f'<span class="region" data-r="{k}" data-kind="{html.escape(mark.kind)}">')
-            labels.setdefault(row, []).append(f'<span class="rl" data-r="{k}" title="{html.escape(mark.kind)}">{html.escape(mark.kind)}</span>')
+            labels.setdefault(row, []).append((k, mark.kind))
         token_bits = int(bits[i])
         classes = f"t c{level[i]}"
         if outline_sensitive and token_bits and (not wanted or token_bits & wanted):
@@ -313,9 +327,8 @@ def render(
         "masked": [int(x) for x in is_masked],
     }
     width = len(str(len(out.rows))) + 2
-    lane = '<div class="lab">{}</div>'
     rows = "".join(
-        f'<div class="row">{lane.format("".join(labels.get(k, ()))) if marks else ""}<div class="ln">{k + 1}</div><div class="lc">{"".join(row)}</div></div>'
+        f'<div class="row">{_lane(labels.get(k, ())) if marks else ""}<div class="ln">{k + 1}</div><div class="lc">{"".join(row)}</div></div>'
         for k, row in enumerate(out.rows)
     )
     legend = "".join(f'<span class="sw" style="background:{c};color:{"#fff" if k >= 3 else "inherit"}">{html.escape(label)}</span>' for k, (label, c) in enumerate(legend_stops(signal)))
@@ -333,13 +346,14 @@ def render(
         f".c{k}{{background:{colour(k / (LEVELS - 1))}{';color:#fff' if k / (LEVELS - 1) > 0.62 else ''}}}" for k in range(LEVELS)
     )
     heading = f"<h3>{html.escape(title)}</h3>" if title else ""
-    classes = "code" + (" lab" if marks else "") + ("" if wrap else " nowrap")
+    lane_width = "11em" if marks else "0px"
+    classes = "code" + (" has-lane" if marks else "") + ("" if wrap else " nowrap")
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
         + html.escape(title or "CuSeT heatmap")
         + f"</title><style>{STYLE}{levels}</style></head><body>{heading}"
         + f'<div class="legend"><b>{html.escape(signal)}</b>{legend}{"".join(extras)}</div>'
-        + f'<div class="{classes}" style="--ln:{width}ch;--lane:11em">{rows}</div>'
+        + f'<div class="{classes}" style="--ln:{width}ch;--lane:{lane_width}">{rows}</div>'
         + f'<div id="tip"></div><script type="application/json" id="token-data">{payload}</script>'
         + f"<script>{SCRIPT}</script></body></html>"
     )

@@ -54,7 +54,8 @@ TEMPLATE = go.layout.Template(
         colorway=list(OKABE_ITO),
         paper_bgcolor="white", plot_bgcolor="white",
         xaxis=_axis(), yaxis=_axis(),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0, bgcolor="rgba(0,0,0,0)", font=dict(size=12)),
+        # below the plot, so that long run names never run into the title
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0.0, bgcolor="rgba(0,0,0,0)", font=dict(size=12)),
         hoverlabel=dict(font=dict(family=FONT)),
         bargap=0.2, bargroupgap=0.05,
     ),
@@ -63,7 +64,7 @@ pio.templates["cuset"] = TEMPLATE
 
 
 def _layout(fig: go.Figure, title: str, **kwargs: Any) -> go.Figure:
-    fig.update_layout(title=title, template="cuset", margin=dict(l=50, r=10, t=70, b=50), height=360, **kwargs)
+    fig.update_layout(title=title, template="cuset", margin=dict(l=50, r=10, t=50, b=50), height=380, **kwargs)
     return fig
 
 
@@ -156,7 +157,7 @@ def training_curves(curves: dict[str, list[dict[str, Any]]], metric: str = "loss
             steps, values = zip(*points)
             method = name.split("(")[-1].rstrip(")") if "(" in name else name
             fig.add_trace(go.Scatter(x=steps, y=values, mode="lines+markers", name=name, line=dict(color=method_colour(method, index))))
-    return _layout(fig, f"Training {metric}", xaxis=dict(title="optimizer step", tickformat="d"), yaxis=dict(title=metric, tickformat=".3~g"))
+    return _layout(fig, f"Training {metric}", xaxis=dict(title="optimizer step", tickformat="d"), yaxis=dict(title=metric))
 
 
 # --- evaluation results (frames from cuset.evaluate.results.ResultStore.frame) ----------------

@@ -53,14 +53,14 @@ def live() -> None:
     ids = [j.id for j in listed]
     by_id = {j.id: j for j in listed}
     chosen = st.multiselect("Compare loss curves of jobs", ids, default=ids[: min(3, len(ids))], key="ft_compare",
-                            format_func=lambda i: f"job {i} ({by_id[i].method}, {by_id[i].status})")
+                            format_func=lambda i: f"job {i} ({by_id[i].method})")
     curves = {f"job {i} ({by_id[i].method})": jobs.read_job_metrics(i) for i in chosen if i in by_id}
     left, right = st.columns(2)
     left.plotly_chart(report.training_curves(curves, "loss"), key="curve_loss")
     right.plotly_chart(report.training_curves(curves, "nll"), key="curve_nll")
 
     st.subheader("Act on a job")
-    pick = st.selectbox("Job", ids, format_func=lambda i: f"job {i}: {by_id[i].method}, {by_id[i].status}", key="ft_pick")
+    pick = st.selectbox("Job", ids, format_func=lambda i: f"job {i}: {by_id[i].method}", key="ft_pick")
     job = by_id[pick]
     a, b, status = st.columns([1, 1, 4])
     if not job.is_final and a.button("Cancel", key="ft_cancel"):

@@ -62,12 +62,17 @@ if runs.empty:
     st.stop()
 names = run_names(runs)
 st.subheader("Runs")
-shown = runs.assign(run=runs["id"].map(names), model=[run_model(r) for r in runs.to_dict("records")], created=runs["created"].map(local_time))
-st.dataframe(shown[["run", "method", "model", "backend", "status", "candidates", "compile_rate", "correct_rate", "created"]],
+shown = runs.assign(run=runs["id"].map(names), model=[run_model(r) for r in runs.to_dict("records")], finished=runs["finished"].map(local_time))
+st.dataframe(shown[["run", "method", "model", "backend", "status", "candidates", "compile_rate", "correct_rate", "finished"]],
              hide_index=True, key="ev_runs", column_config={"compile_rate": st.column_config.NumberColumn("compile rate", format="%.2f"),
                                                           "correct_rate": st.column_config.NumberColumn("correct rate", format="%.2f")})
 ids = runs["id"].tolist()
-chosen = st.multiselect("Runs to show side by side", ids, default=ids[: min(3, len(ids))],
+known = st.session_state.get("ev_known_runs")
+if known is not None and set(ids) - set(known):  # runs that finished since the last draw join the view
+    fresh = [i for i in ids if i not in known]
+    st.session_state["ev_chosen"] = (fresh + [i for i in st.session_state.get("ev_chosen", []) if i in ids])[:3]
+st.session_state["ev_known_runs"] = ids
+chosen = st.multiselect("Runs to show side by side", ids, default=None if "ev_chosen" in st.session_state else ids[: min(3, len(ids))],
                         format_func=names.get, key="ev_chosen")
 frame = store.frame(chosen)
 if frame.empty:
@@ -106,6 +111,9 @@ st.subheader("One candidate")
 a, b, c = st.columns([1, 2, 1])
 run_pick = a.selectbox("Run", chosen, key="ev_run_pick", format_func=names.get)
 rows = frame[frame["run_id"] == run_pick]
+if rows.empty:  # a run still being evaluated has no candidates yet
+    st.info("This run has no results yet: they show here as its candidates are checked.")
+    st.stop()
 task_pick = b.selectbox("Task", sorted(rows["task_id"].unique()), key="ev_task_pick")
 samples = rows[rows["task_id"] == task_pick]
 sample_pick = c.selectbox("Sample", samples["sample"].tolist(), key="ev_sample_pick")

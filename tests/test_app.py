@@ -3,6 +3,8 @@ its controls change what is computed, and bad input shows a message while the ap
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -174,3 +176,132 @@ def test_results_page_shows_a_wrong_candidate_with_its_error_and_confidence_colo
     assert 'class="t' in html  # the candidate's tokens, coloured
     app.radio(key="ev_group").set_value("method").run()
     assert not app.exception
+
+
+# --- what the pages show, below the widgets (cuset.overview, cuset.report) -------------------
+
+
+def _job(**fields):
+    from cuset.jobs.store import Job
+
+    base = dict(id=1, kind="train", method="cuset", preset="tiny", model="tiny", status="running", phase="training", step=2, total_steps=4,
+                eta_s=75.0, pid=None, attempts=1, error="", created=1_700_000_000.0, started=1_700_000_010.0, finished=None, last_heartbeat=None)
+    return Job(**{**base, **fields})
+
+
+def test_jobs_are_listed_by_kind_with_their_own_columns_and_local_times():
+    import time
+
+    from cuset.overview import job_rows, local_time
+
+    listed = [
+        _job(),
+        _job(id=2, kind="eval", method="reference", preset="cpu/reference", model="default", status="completed", finished=1_700_000_070.0),
+        _job(id=3, kind="figures", method="figures", preset="pdf,svg,png", model="coder-0.5b", status="queued", started=None),
+    ]
+    train, evals, figs = (job_rows(listed, k) for k in ("train", "eval", "figures"))
+    assert [r["id"] for r in train] == [1] and [r["id"] for r in evals] == [2] and [r["id"] for r in figs] == [3]
+    assert train[0]["preset"] == "tiny" and train[0]["progress"] == 0.5 and train[0]["step"] == "2/4" and train[0]["ETA"] == "1 min 15 s"
+    assert "preset" not in evals[0] and evals[0]["candidates from"] == "reference solutions" and evals[0]["backend"] == "cpu"
+    assert evals[0]["took"] == "1 min 00 s" and evals[0]["ETA"] == ""  # a finished job has no ETA
+    assert figs[0]["formats"] == "pdf, svg, png" and "method" not in figs[0]
+    assert train[0]["started"] == time.strftime("%Y-%m-%d %H:%M", time.localtime(1_700_000_010.0)) == local_time(1_700_000_010.0)
+    assert local_time(None) == "" and "." not in train[0]["started"]
+    with pytest.raises(ValueError, match="valid: train, eval, figures"):
+        job_rows(listed, "training")
+
+
+def test_runs_are_named_by_label_model_method_and_date():
+    from cuset.overview import local_time, run_model, run_name
+
+    created = 1_700_000_000.0
+    reference = {"id": 4, "label": "reference bundled", "model": "default", "method": "reference", "suite": "bundled", "created": created}
+    assert run_model(reference) == "reference solutions"
+    assert run_name(reference) == f"#4 reference · reference solutions, {local_time(created)}"
+    tuned = {"id": 5, "label": "my best", "model": "job:2", "method": "cuset", "suite": "bundled", "created": created}
+    assert run_name(tuned) == f"#5 my best (cuset · job:2), {local_time(created)}"
+
+
+def test_the_preset_follows_the_model_in_force():
+    from cuset.overview import canonical_model, preset_for_model
+
+    presets = {"tiny": {"model": "tiny"}, "cpu": {"model": "default"}, "gpu": {"model": "Qwen/Qwen2.5-Coder-1.5B-Instruct"}}
+    assert [preset_for_model(m, presets) for m in ("tiny", "tiny-random", "coder-0.5b", "default", "coder-1.5b")] == ["tiny", "tiny", "cpu", "cpu", "gpu"]
+    assert preset_for_model("some/other-model", presets) == "cpu"
+    assert canonical_model("default") == "coder-0.5b" and canonical_model("/my/folder") == "/my/folder"
+
+
+def test_comparison_uses_only_tasks_both_runs_attempted():
+    import pandas as pd
+
+    from cuset.report import compare_attempted
+
+    rows = [(1, t, c) for t, c in (("a", True), ("b", False), ("c", True), ("d", True), ("e", True))]
+    rows += [(2, t, c) for t, c in (("a", False), ("b", True), ("f", False))]
+    frame = pd.DataFrame([{"run_id": r, "task_id": t, "sample": 0, "level": 1, "family": "x", "status": "correct" if c else "wrong_result", "correct": c}
+                          for r, t, c in rows])
+    diff, counts = compare_attempted(frame, 1, 2)
+    assert sorted(diff["task_id"]) == ["a", "b"]
+    assert counts == {"both": 2, "only_a": 3, "only_b": 1, "fixed": 1, "broken": 1, "same": 0}
+
+
+def test_the_plot_style_is_one_template_with_outlined_histograms():
+    import numpy as np
+
+    from cuset.report import OKABE_ITO, category_label, step_histogram
+
+    x, y = step_histogram(np.array([0.1, 0.1, 0.6, 1.0]), np.array([0.0, 0.5, 1.0]))
+    assert x.tolist() == [0.0, 0.5, 0.5, 1.0] and y.tolist() == [0.5, 0.5, 0.5, 0.5]
+    assert category_label("launch_config") == "launch configuration" and category_label("not sensitive") == "not sensitive"
+    app = open_page("pages/heatmap.py")
+    app.session_state["dataset_plots"] = True
+    app.run()
+    figures = [json.loads(c.proto.spec) for c in app.get("plotly_chart")]
+    dist = next(f for f in figures if "sensitive vs other" in f["layout"]["title"]["text"])
+    assert {t["type"] for t in dist["data"]} == {"scatter"} and all(t["mode"] == "lines" for t in dist["data"])  # outlines, not overlaid bars
+    for fig in figures:
+        assert fig["layout"]["template"]["layout"]["colorway"] == list(OKABE_ITO)
+        assert fig["layout"]["template"]["layout"]["xaxis"]["exponentformat"] == "power"  # no "10μ"
+    boxes = next(f for f in figures if f["layout"]["title"]["text"] == "Confidence per category")
+    assert "launch configuration" in [t["name"] for t in boxes["data"]] or "thread indexing" in [t["name"] for t in boxes["data"]]
+
+
+def test_finetunes_page_starts_on_the_preset_of_the_apps_model_and_has_the_sidebar():
+    app = open_page("pages/finetunes.py")
+    assert app.selectbox(key="ft_preset").value == "tiny"  # CUSET_MODEL=tiny
+    assert app.sidebar.selectbox(key="model_input").value == "tiny"
+    for page in ("pages/results.py", "pages/figures.py"):
+        assert open_page(page).sidebar.selectbox(key="model_input").value == "tiny"
+
+
+def test_results_page_compares_runs_over_shared_tasks_and_names_them():
+    from cuset.evaluate.evaluation import EvalConfig, run_evaluation
+
+    run_evaluation(EvalConfig(solutions="reference", levels=[1], limit=3, label="three references"))
+    run_evaluation(EvalConfig(solutions="wrong", levels=[1], limit=1, label="one planted bug"))
+    app = open_page("pages/results.py")
+    assert "empty = all" in app.multiselect(key="ev_levels").label
+    run_a, run_b = app.selectbox(key="ev_a"), app.selectbox(key="ev_b")
+    assert "one planted bug" in run_a.format_func(run_a.value) and "three references" in run_b.format_func(run_b.value)
+    caption = next(c.value for c in app.caption if "both runs attempted" in c.value)
+    assert "Over the 1 tasks both runs attempted" in caption and "Left out: 2 tasks only one run attempted (2 only in A, 0 only in B)" in caption
+    fixed, broken, same = (int(x) for x in re.search(r"fixed in B: (\d+), broken in B: (\d+), unchanged: (\d+)", caption).groups())
+    assert fixed + broken + same == 1  # the one shared task, counted once
+    runs = next(d.value for d in app.dataframe if "candidates" in d.value.columns)
+    assert "reference solutions" in runs["model"].tolist() and "default" not in runs["model"].tolist()
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", t) for t in runs["finished"])  # local dates, not Unix floats
+    assert all(re.search(r", \d{4}-\d\d-\d\d \d\d:\d\d$", t) for t in runs["run"])
+
+
+def test_figures_button_is_disabled_while_a_figures_job_is_queued(tmp_path, monkeypatch):
+    from cuset import jobs
+    from cuset.figures import FiguresConfig
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path))
+    job = jobs.submit(FiguresConfig(limit=1), start=False)  # queued, not started
+    app = open_page("pages/figures.py")
+    assert app.button(key="fig_regenerate").disabled
+    assert any(f"job {job.id}" in i.value for i in app.info)  # not "No figures yet"
+    app.button(key="fig_cancel").click().run()
+    assert jobs.get(job.id).status == "cancelled"
+    assert not app.button(key="fig_regenerate").disabled

@@ -166,3 +166,13 @@ def test_top_k_alternatives_are_decoded_with_visible_whitespace(tiny):
     s = scores_for(text, [0, 1, 2], [0.25, 0.75])
     s.topk_ids[:] = [ids[0], ids[1]]
     assert token_data(render(text, s, np.zeros(2, np.uint16), tokenizer=tokenizer))["top"][0] == ["·heartfelt", "⏎"]
+
+
+def test_the_lane_names_each_kind_once_per_row_with_a_count():
+    text = "__global__ void k(float* __restrict__ x)"
+    cuts = [0, 10, 15, 17, 18, 23, 24, 37, 39, 40]
+    s = scores_for(text, cuts, [0.5] * 9)
+    page = render(text, s, np.zeros(9, np.uint16), regions=[RegionMark(0, 0, "kernel qualifier"), RegionMark(6, 6, "kernel qualifier"), RegionMark(8, 8, "index math")])
+    lane = re.search(r'<div class="lab">(.*?)</div>', page).group(1)
+    assert re.sub(r"<[^>]+>", "|", lane).strip("|").split("||") == ["kernel qualifier ×2", "index math"]
+    assert 'data-r="0 1"' in lane and page.count('class="region"') == 3

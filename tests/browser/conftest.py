@@ -86,9 +86,17 @@ def page(browser, app_url):
 
 
 def screenshot(page, name: str) -> Path:
+    """The whole page: Streamlit scrolls its main area inside the window, so the window is
+    made as tall as that content for the shot (at most 8,000 px), then put back."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
+    size = page.viewport_size
+    tall = page.evaluate("() => Math.max(document.body.scrollHeight, ...[...document.querySelectorAll("
+                         "'[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stSidebarContent]')].map(e => e.scrollHeight))")
+    page.set_viewport_size({"width": size["width"], "height": int(min(max(tall, size["height"]), 8000))})
+    page.wait_for_timeout(400)
     page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
     return path
 
 
@@ -111,3 +119,12 @@ def wait_idle(page, timeout: float = 90.0) -> None:
 def metric_value(page, label: str) -> str:
     box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
     return box.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def screenshot_element(locator, name: str) -> Path:
+    """A screenshot of one element (e.g. a heatmap's iframe): a page's full-page screenshot
+    stops at the window, since Streamlit scrolls its main area inside the page."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    locator.screenshot(path=str(path))
+    return path
