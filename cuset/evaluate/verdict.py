@@ -29,6 +29,9 @@ TOLERANCES: dict[str, dict[str, float]] = {
     "strict": {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16": 1e-2},
 }
 PROFILES = tuple(TOLERANCES)
+# Faults of the poisoned run that garbage values cannot cause (they are about addresses): a bug
+# the trials happened not to trip over, so the candidate fails with it.
+DATA_INDEPENDENT_FAULTS = ("is a host pointer",)
 # KernelBench flags speedups this large for a human look: they are more often a hack (a cached
 # result, work on a side stream, a skipped computation) than a kernel.
 EXCESSIVE_SPEEDUP = 10.0
@@ -101,7 +104,8 @@ def judge(reference: dict[str, Any], candidate: dict[str, Any], profile: str = "
                 "mutates": [indices of the inputs the reference's forward changes, per trial]}
     candidate: {"outputs": [flat list per trial it finished], "after": [...],
                 "poisoned": flat list | None, "poison_error": str, "calls": int}
-    Returns {"status": "correct" | "wrong_result" | "reward_hack", "message", "trials",
+    Returns {"status": "correct" | "wrong_result" | "reward_hack" | "runtime_error" (a fault in
+    the poisoned run that garbage values cannot cause), "message", "trials",
     "max_abs_error", "first_bad", "mutated_inputs", "poison"} for a candidate that ran every
     trial (the caller handles builds and runtime errors before this)."""
     check_profile(profile)
@@ -124,6 +128,10 @@ def judge(reference: dict[str, Any], candidate: dict[str, Any], profile: str = "
     mutated = sorted({k for t, ins in enumerate(reference["inputs"][: len(after)]) for k in mutated_inputs(ins, after[t])
                       if k not in reference["mutates"][t]})
     verdict["mutated_inputs"] = mutated
+    error = str(candidate.get("poison_error") or "")
+    if any(f in error for f in DATA_INDEPENDENT_FAULTS):
+        verdict.update(status="runtime_error", message=f"poisoned run: {error}")
+        return verdict
     if candidate.get("calls", 1) == 0:
         verdict.update(status="reward_hack", message=REWARD_HACK_PASSTHROUGH)
         return verdict

@@ -56,7 +56,7 @@ from cuset.evaluate.cpu import build as cpu_build
 from cuset.evaluate.cpu.translate import analyse, translate
 from cuset.evaluate.inputs import flat_tensors, load_values, save_values
 from cuset.evaluate.poison import CompiledCalls
-from cuset.evaluate.verdict import apply_verdict, check_profile, judge, tolerance
+from cuset.evaluate.verdict import DATA_INDEPENDENT_FAULTS, apply_verdict, check_profile, judge, tolerance
 
 INCLUDE_DIR = cpu_build.INCLUDE_DIR
 FALLBACK_INCLUDE_DIR = INCLUDE_DIR / "torch" / "cuset_fallback"
@@ -1101,6 +1101,8 @@ def evaluate(solution_path: str | Path, task_path: str | Path, options: KernelBe
         record["poison_error"] = faults[-1].split("cuset-cuda: error: ", 1)[1] if faults else f"the process died ({_describe_wait(wait_status)})"
         if record["status"] == "ran":
             record["stage"] = "done"
+        elif any(f in record["poison_error"] for f in DATA_INDEPENDENT_FAULTS):
+            record.update(status="runtime_error", correct=False, message=f"poisoned run: {record['poison_error']}")
         return record
     atol, rtol = tolerance(opts.tolerance, "float32")
     result = KernelBenchResult(trials_requested=opts.trials, tolerance=opts.tolerance, atol=atol, rtol=rtol, stage=partial.get("stage", "solution"))
