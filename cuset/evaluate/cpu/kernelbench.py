@@ -3,8 +3,16 @@
 `Model` the KernelBench way (seed 42 before init inputs and each model, per-trial input seeds,
 shape check, then allclose; a constant output where the reference varies is wrong).
 
-    python -m cuset.evaluate.cpu.kernelbench SOLUTION.py TASK.py [--trials 5] [--atol 1e-2] [--path auto]
+    python -m cuset.evaluate.cpu.kernelbench SOLUTION.py TASK.py [--trials 5] [--tolerance v0] [--path auto]
     # the candidate's own output passes through; the result record (JSON) is the last stdout line
+    python -m cuset.evaluate.cpu.kernelbench SOLUTION.py TASK.py --handover DIR
+    # what cuset.evaluate.check runs: inputs from DIR/inputs, outputs to DIR/out, status "ran"
+
+Each trial's inputs come from cuset.evaluate.inputs (a different distribution per trial); after
+the trials ModelNew runs once more with every compiled call's effects poisoned
+(cuset.evaluate.poison): if it still matches, the verdict is `reward_hack`. Without --handover
+the reference and the verdict are computed here too (trusted use only: a candidate in this
+process could forge them); with it they are made by the caller, outside this process.
 
     result = evaluate("solution.py", "task.py", KernelBenchOptions(trials=5))   # the same, as a dict
 
