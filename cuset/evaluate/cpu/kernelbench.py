@@ -883,7 +883,7 @@ def run_solution(solution_path: str | Path, task_path: str | Path, options: Kern
         if cand is None:
             return result.to_dict()
         record = _verdict_record(result, reference, cand, opts)
-        if record.get("correct") and opts.device == "cuda" and opts.timing_runs:
+        if record["status"] in ("correct", "ran") and opts.device == "cuda" and opts.timing_runs:  # "ran": the caller judges
             record["runtime_ms"], record["ref_runtime_ms"] = (_gpu_time(m, to_gpu(trial_inputs[0]), opts.timing_runs) for m in (model_new, model))
     return record
 
