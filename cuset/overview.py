@@ -133,9 +133,15 @@ def run_name(run: Mapping[str, Any]) -> str:
     return f"#{run['id']} {what}, {local_time(run.get('created'))}".rstrip(", ")
 
 
-def run_names(runs: Any) -> dict[int, str]:
-    """run id -> run_name for a frame of runs (ResultStore.runs())."""
-    return {int(r["id"]): run_name(r) for r in runs.to_dict("records")} if len(runs) else {}
+def run_short_name(run: Mapping[str, Any]) -> str:
+    """A run in a plot's legend or axis: '#3 my label' (its label, else method and model)."""
+    return f"#{run['id']} {run.get('label') or ' '.join(str(x) for x in (run.get('method'), run_model(run)) if x)}"
+
+
+def run_names(runs: Any, short: bool = False) -> dict[int, str]:
+    """run id -> run_name (or run_short_name) for a frame of runs (ResultStore.runs())."""
+    name = run_short_name if short else run_name
+    return {int(r["id"]): name(r) for r in runs.to_dict("records")} if len(runs) else {}
 
 
 def scoring_stamp(store: Store | None = None) -> tuple[Any, ...]:

@@ -151,13 +151,14 @@ def weight_histogram(weights: np.ndarray, ess: float) -> go.Figure:
 def training_curves(curves: dict[str, list[dict[str, Any]]], metric: str = "loss") -> go.Figure:
     """One line per job of a per-step metric (from cuset.jobs.read_job_metrics)."""
     fig = go.Figure()
+    last = max((int(r["step"]) for rows in curves.values() for r in rows if "step" in r), default=1)
     for index, (name, rows) in enumerate(curves.items()):
         points = [(r["step"], r[metric]) for r in rows if metric in r and r[metric] is not None]
         if points:
             steps, values = zip(*points)
             method = name.split("(")[-1].rstrip(")") if "(" in name else name
             fig.add_trace(go.Scatter(x=steps, y=values, mode="lines+markers", name=name, line=dict(color=method_colour(method, index))))
-    return _layout(fig, f"Training {metric}", xaxis=dict(title="optimizer step", tickformat="d"), yaxis=dict(title=metric))
+    return _layout(fig, f"Training {metric}", xaxis=dict(title="optimizer step", tick0=0, dtick=max(1, -(-last // 8))), yaxis=dict(title=metric))
 
 
 # --- evaluation results (frames from cuset.evaluate.results.ResultStore.frame) ----------------
@@ -207,8 +208,9 @@ def status_breakdown(frame: Any, group: str = "label") -> go.Figure:
     if not frame.empty:
         shares = frame.groupby(group, sort=False)["status"].value_counts(normalize=True).unstack(fill_value=0.0)
         for status in [s for s in order if s in shares.columns] + [s for s in shares.columns if s not in order]:
-            fig.add_trace(go.Bar(x=[str(i) for i in shares.index], y=shares[status], name=status))
-    return _layout(fig, "What happened to the candidates", barmode="stack", yaxis=dict(title="share of candidates", range=[0, 1.0], tickformat=".0%"))
+            fig.add_trace(go.Bar(y=[str(i) for i in shares.index], x=shares[status], name=status, orientation="h"))
+    return _layout(fig, "What happened to the candidates", barmode="stack", xaxis=dict(title="share of candidates", range=[0, 1.0], tickformat=".0%"),
+                   yaxis=dict(autorange="reversed", showgrid=False))
 
 
 def compare_attempted(frame: Any, run_a: int, run_b: int) -> tuple[Any, dict[str, int]]:

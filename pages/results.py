@@ -78,7 +78,7 @@ frame = store.frame(chosen)
 if frame.empty:
     st.info("The chosen runs have no results yet.")
     st.stop()
-frame["run"] = frame["run_id"].map(names)
+frame["run"] = frame["run_id"].map(run_names(runs, short=True))  # plots: short names in legends and axes
 group = st.radio("Group by", ["run", "method"], horizontal=True, key="ev_group")
 left, right = st.columns(2)
 left.plotly_chart(report.correctness_by(frame, "level", group=group), key="by_level")

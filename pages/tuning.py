@@ -42,7 +42,7 @@ with figures:
     a, b, c, d = st.columns(4)
     a.metric("Masked tokens", f"{s['masked_fraction']:.1%}")
     kept = s["low_sensitive_preserved"] / max(s["low_sensitive_tokens"], 1)
-    b.metric("Low-conf. sensitive kept", f"{kept:.0%}", help=f"{s['low_sensitive_preserved']:,} of {s['low_sensitive_tokens']:,} low-confidence sensitive tokens are kept")
+    b.metric("Sensitive kept", f"{kept:.0%}", help=f"Low-confidence CUDA-sensitive tokens the mask keeps: {s['low_sensitive_preserved']:,} of {s['low_sensitive_tokens']:,}")
     b.caption(f"{s['low_sensitive_preserved']:,} of {s['low_sensitive_tokens']:,} tokens")
     c.metric("Regions", f"{s['n_regions']:,}")
     d.metric("Effective sample size", f"{s['effective_sample_size']:.1f}", help="Kish effective sample size of the weights")
