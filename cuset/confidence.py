@@ -138,7 +138,11 @@ def render(sample: Sample, tokenizer: Any, config: ScoreConfig, fingerprint: str
     in_response = (offsets[:, 1] > start) & (offsets[:, 0] < end)
     starts = np.clip(offsets[:, 0], start, end) - start
     ends = np.clip(offsets[:, 1], start, end) - start
-    key_text = "\x1e".join([CACHE_VERSION, fingerprint, template, str(config.max_length), config.dtype, full])
+    # max_length changes the scores only of a sample it cuts: a whole sample's key leaves it out,
+    # so scores made at one limit serve every limit that keeps the sample whole (the shipped
+    # corpus scores at 2,048 serve a training preset at 2,112 or 1,792).
+    length = str(config.max_length) if truncated else "whole"
+    key_text = "\x1e".join([CACHE_VERSION, fingerprint, template, length, config.dtype, full])
     key = hashlib.sha256(key_text.encode()).hexdigest()
     return RenderedSample(ids, in_response, starts.astype(np.int32), ends.astype(np.int32), truncated, key)
 

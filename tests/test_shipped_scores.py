@@ -39,8 +39,11 @@ def test_shipped_file_round_trips_exactly(tiny, shipped_dir, tmp_path, monkeypat
         for name in COLUMN_DTYPES:
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
         assert (a.truncated, a.n_prompt_tokens, a.sample_id) == (b.truncated, b.n_prompt_tokens, b.sample_id)
-    other = ScoreConfig(model="tiny", max_length=1024)  # another key: not served from the file
-    assert score_samples(samples[:1], other)[1]["cache_hits"] == 0
+    # max_length is part of the key only where it cuts the sample: the first sample (~750
+    # tokens) is served at 1,024 as at 2,048, and scored afresh when 256 cuts it.
+    assert score_samples(samples[:1], ScoreConfig(model="tiny", max_length=1024))[1]["cache_hits"] == 1
+    cut, stats = score_samples(samples[:1], ScoreConfig(model="tiny", max_length=256))
+    assert stats["cache_hits"] == 0 and cut[0].truncated
 
 
 def test_the_default_model_sees_the_bundled_corpus_scored_at_once(tmp_path, monkeypatch):

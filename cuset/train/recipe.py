@@ -201,7 +201,9 @@ class FineTune:
     def _score_config(self) -> Any:
         from cuset.confidence import ScoreConfig
 
-        return ScoreConfig(model=self.config.model, max_length=self.config.max_length, dtype="bfloat16" if self.config.bf16 else "float32")
+        # The base model's scores in the model's own scoring dtype (not the training dtype): they
+        # describe the model, and so come from the shipped or cached scores where they exist.
+        return ScoreConfig(model=self.config.model, max_length=self.config.max_length)
 
     def _score_base(self) -> None:
         """The objective's decisions for every token, fixed before training."""
