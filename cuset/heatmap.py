@@ -4,7 +4,8 @@ One function, `render`, turns a response, its token scores and sensitivity bits 
 HTML document: every token coloured by the chosen signal on a single-hue sequential scale
 (light = confident, dark orange = unsure; single-hue scales read the same under every form of
 colour blindness), optional outlines of CUDA-sensitive tokens, a one-category filter, region
-outlines and struck-through masked tokens. Hovering a token shows its probability, entropy,
+outlines and struck-through masked tokens. With `delta` (a confidence diff of two models) the
+tokens are coloured on a diverging scale centred on zero instead (ColorBrewer BrBG). Hovering a token shows its probability, entropy,
 rank, top-k alternatives (decoded text, whitespace shown as · ⏎ →) and categories.
 
 It reads like an editor: one row per source line with its line number; long lines wrap (or,
@@ -43,6 +44,11 @@ DARK = (204, 76, 2)
 LEVELS = 12  # discrete colour steps: classes c0..c11 keep a 2,000-token page small
 ENTROPY_CEILING = 6.0  # nats; higher entropies share the darkest colour
 RANK_CEILING = 1000
+# ColorBrewer "BrBG" (11 classes): a diverging scale centred on white, safe for colour-blind
+# readers, for signed values such as a confidence diff (brown = lost, teal = gained). Its hues
+# stay clear of the blue sensitivity and purple region outlines.
+DIVERGING = ("#543005", "#8c510a", "#bf812d", "#dfc27d", "#f6e8c3", "#f5f5f5", "#c7eae5", "#80cdc1", "#35978f", "#01665e", "#003c30")
+DELTA_CEILING = 3.0  # nats; |delta log p| beyond it shares the end colours
 LINE_PX = 22  # row height: 13 px code with room below the glyphs for token padding
 WHITESPACE_MARKS = {" ": "·", "\n": "⏎", "\t": "→", "\r": "␍"}
 
@@ -128,6 +134,19 @@ def intensity(signal: str, p: np.ndarray, entropy: np.ndarray, rank: np.ndarray)
     raise ValueError(f"Unknown signal {signal!r}; valid: {', '.join(SIGNALS)}.")
 
 
+def diverging_level(delta: np.ndarray, ceiling: float = DELTA_CEILING) -> np.ndarray:
+    """int [n] in 0..10: the DIVERGING class of each signed value (5 = within ±ceiling/20 of zero)."""
+    x = np.clip(np.asarray(delta, dtype=np.float64) / ceiling, -1.0, 1.0)
+    return np.rint((x + 1.0) * (len(DIVERGING) - 1) / 2).astype(int)
+
+
+def diverging_stops(ceiling: float = DELTA_CEILING) -> list[tuple[str, str]]:
+    """(label, colour) pairs for a diverging legend, from -ceiling to +ceiling."""
+    values = np.linspace(-ceiling, ceiling, 5)
+    labels = [f"≤ {values[0]:g}", f"{values[1]:+g}", "0", f"{values[3]:+g}", f"≥ {values[4]:+g}"]
+    return [(label, DIVERGING[level]) for label, level in zip(labels, diverging_level(values, ceiling))]
+
+
 def colour(value: float) -> str:
     rgb = [round(a + (b - a) * value) for a, b in zip(LIGHT, DARK)]
     return "#{:02x}{:02x}{:02x}".format(*rgb)
@@ -197,6 +216,7 @@ SCRIPT = r"""
       'top-k:',
     ].concat(d.top[i].map((a, k) => '  ' + a + '   ' + fmt(d.top_p[i][k])));
     if (d.masked[i]) lines.push('masked by the objective');
+    if (d.notes) lines.push(d.notes[i]);
     tip.textContent = lines.join('\n');
     tip.style.display = 'block';
     tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 300) + 'px';
@@ -263,6 +283,9 @@ def render(
     category_names: Sequence[str] | None = None,
     title: str = "",
     wrap: bool = True,
+    delta: np.ndarray | None = None,
+    delta_label: str = "Δ log p",
+    notes: Sequence[str] | None = None,
 ) -> str:
     """A complete HTML document showing `response` coloured token by token.
 
@@ -272,13 +295,23 @@ def render(
     top_names [n][k]: the top-k alternatives as shown, else decoded with `tokenizer`
     (decode_alternatives), else token ids; category_names: the words the tooltip uses for
     cuset.sensitivity.CATEGORIES (default: the names themselves); wrap: long lines wrap (else
-    they scroll sideways; the view has a box to switch).
+    they scroll sideways; the view has a box to switch); delta [n]: colour by these signed
+    values (nats) on the diverging DIVERGING scale instead of `signal` (a confidence diff),
+    named `delta_label` in the legend; notes [n]: one more tooltip line per token (e.g. both
+    models' values).
     """
     if only_category is not None and only_category not in CATEGORY_BIT:
         raise ValueError(f"Unknown category {only_category!r}; valid: {', '.join(CATEGORIES)}.")
     s = scores
     n = len(s.p)
-    level = np.minimum((intensity(signal, s.p, s.entropy, s.rank) * LEVELS).astype(int), LEVELS - 1)
+    if delta is not None:
+        level = diverging_level(delta)
+        palette = list(DIVERGING)
+        dark = {0, 1, len(DIVERGING) - 2, len(DIVERGING) - 1}
+    else:
+        level = np.minimum((intensity(signal, s.p, s.entropy, s.rank) * LEVELS).astype(int), LEVELS - 1)
+        palette = [colour(k / (LEVELS - 1)) for k in range(LEVELS)]
+        dark = {k for k in range(LEVELS) if k / (LEVELS - 1) > 0.62}
     marks = snap_marks(response, s.starts, s.ends, regions) if n else []
     opens = {m.tok_start: (k, m) for k, m in enumerate(marks)}
     closes = {m.tok_end for m in marks}
@@ -326,12 +359,16 @@ def render(
         "top_p": [[float(f"{q:.3g}") for q in row] for row in s.topk_p],
         "masked": [int(x) for x in is_masked],
     }
+    if notes is not None:
+        data["notes"] = [str(x) for x in notes]
     width = len(str(len(out.rows))) + 2
     rows = "".join(
         f'<div class="row">{_lane(labels.get(k, ())) if marks else ""}<div class="ln">{k + 1}</div><div class="lc">{"".join(row)}</div></div>'
         for k, row in enumerate(out.rows)
     )
-    legend = "".join(f'<span class="sw" style="background:{c};color:{"#fff" if k >= 3 else "inherit"}">{html.escape(label)}</span>' for k, (label, c) in enumerate(legend_stops(signal)))
+    stops = diverging_stops() if delta is not None else legend_stops(signal)
+    light_text = {0, 4} if delta is not None else {3, 4}
+    legend = "".join(f'<span class="sw" style="background:{c};color:{"#fff" if k in light_text else "inherit"}">{html.escape(label)}</span>' for k, (label, c) in enumerate(stops))
     extras = []
     if outline_sensitive:
         shown = (category_names or CATEGORIES)[CATEGORIES.index(only_category)] if only_category else ""
@@ -342,9 +379,7 @@ def render(
         extras.append('<span class="sw region">low-confidence region (labels in the left lane)</span>')
     extras.append(f'<label><input type="checkbox" id="wrap"{" checked" if wrap else ""}> wrap long lines</label>')
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
-    levels = "".join(
-        f".c{k}{{background:{colour(k / (LEVELS - 1))}{';color:#fff' if k / (LEVELS - 1) > 0.62 else ''}}}" for k in range(LEVELS)
-    )
+    levels = "".join(f".c{k}{{background:{c}{';color:#fff' if k in dark else ''}}}" for k, c in enumerate(palette))
     heading = f"<h3>{html.escape(title)}</h3>" if title else ""
     lane_width = "11em" if marks else "0px"
     classes = "code" + (" has-lane" if marks else "") + ("" if wrap else " nowrap")
@@ -352,7 +387,7 @@ def render(
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
         + html.escape(title or "CuSeT heatmap")
         + f"</title><style>{STYLE}{levels}</style></head><body>{heading}"
-        + f'<div class="legend"><b>{html.escape(signal)}</b>{legend}{"".join(extras)}</div>'
+        + f'<div class="legend"><b>{html.escape(delta_label if delta is not None else signal)}</b>{legend}{"".join(extras)}</div>'
         + f'<div class="{classes}" style="--ln:{width}ch;--lane:{lane_width}">{rows}</div>'
         + f'<div id="tip"></div><script type="application/json" id="token-data">{payload}</script>'
         + f"<script>{SCRIPT}</script></body></html>"
