@@ -6,6 +6,7 @@
     cuset stats bundled                      the paper's two findings (confidence by category; regions vs chance)
     cuset objective bundled --config c.yaml  masked fraction and sample-weight distribution
     cuset prescore [--model M] [--check N]   regenerate / check the bundled corpus's shipped scores
+    cuset diff | failures | select           confidence diff of two models, failures vs regions, data selection (cuset.analysis_commands)
 
 DATA is 'bundled', a .jsonl/.parquet file, a single code file (.cu/.py/.md) or hf:NAME.
 Bad input exits with status 2 and one message on stderr naming the file, line and field.
@@ -19,6 +20,7 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
+from cuset.analysis_commands import add_analysis_commands
 from cuset.data import DataError
 from cuset.evaluate.commands import add_eval_commands, add_evaluate_commands, split_program_args
 from cuset.train.commands import add_training_commands
@@ -281,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compact", action="store_true")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_prescore)
+    add_analysis_commands(sub, common, scoring, objective)
     add_training_commands(sub)
     add_evaluate_commands(sub)
     add_eval_commands(sub)
