@@ -51,7 +51,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
 def cmd_select(args: argparse.Namespace) -> int:
     from cuset import cli
     from cuset.confidence import ScoreConfig
-    from cuset.select import select_samples, write_selection
+    from cuset.selection import select_samples, write_selection
 
     samples = cli._samples(args)
     config = ScoreConfig(model=args.model or "default", max_length=args.max_length, batch_size=args.batch_size, dtype=args.dtype)

@@ -16,6 +16,9 @@
       max_new_tokens: 1024
       options: {trials: 5}              # any other EvalConfig field
     estimate: {train_min: 15, greedy_min: 20, sampled_min: 40}   # minutes per unit: the ETA's prior
+    select: {top: 0.5, by: region_score}   # optional: train on the top half of the data by region score
+                                        # (cuset.selection, on each model's own scores; written to
+                                        # analysis/results/NAME/selections/ and used as the data)
 
 Unknown keys, methods or presets are rejected with the list of valid ones, and every train
 override and evaluation setting is checked by building the TrainConfig / EvalConfig it makes,
@@ -102,6 +105,7 @@ class ExperimentConfig(ConfigFile):
     evaluation: EvalSettings = field(default_factory=EvalSettings, metadata={"help": "How every model is evaluated."})
     estimate: dict[str, float] = field(default_factory=dict, metadata={"help": f"Minutes per unit, {', '.join(ESTIMATE_KEYS)}: the ETA's prior until units finish."})
     max_attempts: int = field(default=3, metadata={"help": "Runs of a job (first + resumes) before its unit counts as failed."})
+    select: dict[str, Any] = field(default_factory=dict, metadata={"help": "Train on a selection of the data: {top: fraction or count, by: region_score|weight} (cuset.selection); {} = all."})
 
     def __post_init__(self) -> None:
         if isinstance(self.evaluation, dict):
@@ -121,6 +125,15 @@ class ExperimentConfig(ConfigFile):
             if not ok:
                 raise ValueError(f"experiment {self.name or '(unnamed)'}: {message}")
         self.seeds = [int(s) for s in self.seeds]
+        if self.select:
+            from cuset.selection import BY, selection_size
+
+            unknown_keys = sorted(set(self.select) - {"top", "by"})
+            if unknown_keys or "top" not in self.select:
+                raise ValueError(f"experiment {self.name}: select has {'unknown keys ' + str(unknown_keys) if unknown_keys else 'no top'}; write select: {{top: 0.5, by: region_score}}.")
+            selection_size(float(self.select["top"]), 1000)
+            if self.select.setdefault("by", "region_score") not in BY:
+                raise ValueError(f"experiment {self.name}: select.by={self.select['by']!r}; valid: {', '.join(BY)}.")
         reserved = sorted(set(self.train) & set(RESERVED_TRAIN_KEYS))
         if reserved:
             raise ValueError(f"experiment {self.name}: train sets {reserved}; the experiment sets those (models, methods, seeds, preset).")

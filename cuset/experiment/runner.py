@@ -28,7 +28,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +121,31 @@ class State:
 def unit_config(config: ExperimentConfig, unit: Unit, state: State) -> Any:
     """The TrainConfig or EvalConfig a unit submits."""
     if unit.kind == "train":
-        return config.train_config(unit.model, unit.method, unit.seed)
+        train = config.train_config(unit.model, unit.method, unit.seed)
+        if config.select:
+            train = replace(train, data=selection_data(config, train, state.path.parent))
+        return train
     model = unit.model if unit.method == BASE else f"job:{state.units[unit.needs].job}"
     cfg = config.evaluation.eval_values(unit.mode, model, unit.seed)
     cfg.method = unit.method
     cfg.label = f"{config.name}: {unit.model} {unit.method} s{unit.seed} {unit.mode}"
     return cfg
+
+
+def selection_data(config: ExperimentConfig, train: Any, out_dir: Path) -> str:
+    """The JSONL of `config.select` over the fine-tune's data, ranked on its model's own scores
+    under its objective (cuset.selection): written once to out_dir/selections/ and reused."""
+    from cuset.confidence import ScoreConfig
+    from cuset.data import load
+    from cuset.selection import select_samples, write_selection
+
+    top, by = config.select["top"], config.select.get("by", "region_score")
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{train.model}-{train.data}-{by}-{top}")
+    path = out_dir / "selections" / f"{name}.jsonl"
+    if not path.is_file():
+        rows = select_samples(load(train.data), ScoreConfig(model=train.model, max_length=train.max_length), train.objective_config(), float(top), by)
+        write_selection(rows, path)
+    return str(path)
 
 
 def _settle(unit: Unit, us: UnitState, job: Any, config: ExperimentConfig) -> str:
