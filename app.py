@@ -15,6 +15,7 @@ pages = [
     st.Page("pages/models.py", title="Models", url_path="models"),
     st.Page("pages/heatmap.py", title="Confidence heatmap", url_path="heatmap"),
     st.Page("pages/regions.py", title="Regions", url_path="regions"),
+    st.Page("pages/diff.py", title="Confidence diff", url_path="diff"),
     st.Page("pages/tuning.py", title="Threshold and weights", url_path="tuning"),
     st.Page("pages/finetunes.py", title="Fine-tunes", url_path="finetunes"),
     st.Page("pages/results.py", title="Results", url_path="results"),
