@@ -32,6 +32,9 @@ def run_pass(cands: list, label: str) -> tuple[float, int]:
     records = evaluate_candidates(cands, backend="cpu", workers=default_workers())
     dt = time.perf_counter() - t0
     ok = sum(r["correct"] for r in records)
+    for r in records:
+        if not r["correct"]:
+            print(f"  not correct: {r['task_id']}: {r['status']}: {r['message'][:300]}")
     print(f"{label}: {len(cands)} candidates in {dt:.1f} s = {len(cands) / dt * 60:.1f} per minute ({ok} correct)")
     return dt, ok
 

@@ -142,27 +142,28 @@ def _sandbox_env(env: dict[str, str], tmp: Path, shared_cache: Path) -> dict[str
 
 _REF_LOCK = threading.Lock()
 _REF_KEYS: dict[str, threading.Lock] = {}
-_REF_ROOT: list[Path] = []
+_REF_ROOTS: dict[str, Path] = {}
 
 
 def _private_root() -> Path:
     """Where reference outputs are kept, readable by this process's user only (0700).
 
-    As root, candidates run as nobody, so a persistent folder next to the build cache is safe
+    As root, candidates run as nobody, so a persistent folder inside the build cache is safe
     and saves the reference process (~2-3 s) on every later check of the task. Otherwise a
     candidate runs under this same uid, so the folder is a fresh one under the host's temp
     folder (which every sandbox sees replaced by its own tmpfs), removed when this process exits."""
+    key = str(cache_dir()) if os.geteuid() == 0 else ""
     with _REF_LOCK:
-        if not _REF_ROOT:
-            if os.geteuid() == 0:
-                root = cache_dir().parent / "references"
+        if key not in _REF_ROOTS:
+            if key:
+                root = cache_dir() / "references"
                 root.mkdir(parents=True, exist_ok=True)
             else:
                 root = Path(tempfile.mkdtemp(prefix="cuset-references-"))
                 atexit.register(shutil.rmtree, root, True)
             os.chmod(root, 0o700)
-            _REF_ROOT.append(root)
-        return _REF_ROOT[0]
+            _REF_ROOTS[key] = root
+        return _REF_ROOTS[key]
 
 
 def _reference_version() -> bytes:
