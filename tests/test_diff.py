@@ -128,3 +128,19 @@ def test_run_diff_tiny_against_itself_is_zero() -> None:
     assert np.all(diff.delta_logp == 0) and np.all(diff.delta_rank == 0)
     assert summary["overall"]["tokens"] == len(diff.delta_logp) > 0
     assert summary["overall"]["mean_delta_logp"] == 0.0
+
+
+def test_diff_figure_bars_are_the_summary_values() -> None:
+    from cuset.figures.analysis import GAINED, LOST, diff_figure
+
+    a, b = pair()
+    summary = summarise_diff(diff_table([a], [b], [tag(TEXT)], "base", "tuned"), [TEXT], ["s"], ObjectiveConfig(threshold_mode="absolute", tau=0.5), n_boot=50)
+    fig = diff_figure(summary)
+    ax, ax_pm = fig.axes
+    shown = [r for r in summary["by_category"] if r["tokens"]]
+    assert [p.get_width() for p in ax.patches] == pytest.approx([r["mean_delta_logp"] for r in shown])
+    assert [p.get_height() for p in ax_pm.patches] == pytest.approx([2.0, 0.5])
+    assert "+1.50" in ax_pm.get_title(loc="left")
+    from matplotlib.colors import to_hex
+
+    assert {to_hex(p.get_facecolor()) for p in ax.patches} <= {GAINED, LOST}

@@ -103,3 +103,15 @@ def test_run_failures_on_a_stored_run_with_tiny() -> None:
     empty = store.create_run(label="reference", model="", method="reference")
     with pytest.raises(ValueError, match="pass --model"):
         run_failures(empty)
+
+
+def test_failures_figure_bars_are_the_shares_and_chances() -> None:
+    from cuset.figures.analysis import failures_figure
+
+    tagged = tag(CODE, "python")
+    records = [{"task_id": "t1", "sample": 0, "status": "compile_error", "code": CODE, "error_line": 7},
+               {"task_id": "t2", "sample": 0, "status": "runtime_error", "code": CODE, "error_line": 6}]
+    stats = statistics(judge(records, [hand_scores(CODE, 7)] * 2, [tagged] * 2, ObjectiveConfig(threshold_mode="absolute", tau=0.5)))
+    ax = failures_figure(stats).axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    assert heights == pytest.approx([0.5, 1.0, 0.0, 1 / 6, 1 / 6, 1 / 6])  # observed: all, compile, runtime; then chance

@@ -14,6 +14,8 @@ function computes (those are what the tests check against hand computations, not
     correctness       correct rate by method and level / split, 95% Wilson bars      correctness_table
     experiments       pass@1 per method with intervals, method - sft paired by task   analysis/results/NAME/*.csv
                       (cuset.figures.experiment; also experiments_table.md, the README table)
+    confidence_diff   newest fine-tune - its base, per category; regions vs masked   cuset.figures.analysis, cuset.diff
+    failures_in_regions  located failures inside regions vs chance, per status       cuset.figures.analysis, cuset.failures
 
 `make_all` gathers the data from the workspace (token scores from the cache, scoring what is
 missing; the training jobs' metrics; the completed evaluation runs), writes every figure in
@@ -335,6 +337,13 @@ def _findings(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
     return findings_figure(result), findings_caption(result), {"findings": str(DEFAULT_RESULTS / "findings.json")}
 
 
+def _analysis() -> Any:
+    """cuset.figures.analysis (imported on use: it imports this package's Skip)."""
+    from cuset.figures import analysis
+
+    return analysis
+
+
 @dataclass(frozen=True)
 class FigureSpec:
     name: str
@@ -350,6 +359,8 @@ FIGURES = (
     FigureSpec("training_curves", "Training curves", _training),
     FigureSpec("correctness", "Correctness by method and level", _correctness),
     FigureSpec("experiments", "The experiments: pass@1 by method, and each method against sft", _experiments),
+    FigureSpec("confidence_diff", "What fine-tuning changed: confidence diff against the base model", lambda inputs: _analysis().draw_diff(inputs)),
+    FigureSpec("failures_in_regions", "Do failures fall inside low-confidence sensitive regions?", lambda inputs: _analysis().draw_failures(inputs)),
 )
 
 
