@@ -22,9 +22,11 @@ OTHER_MODEL = "another model (folder or hub id)"
 UPLOAD_TYPES = ["jsonl", "json", "parquet", "cu", "cuh", "py", "md", "txt"]
 
 
-@st.cache_resource(show_spinner="Loading the model...", max_entries=2)
-def load_model(name: str) -> tuple[Any, Any, Any]:
-    return models.load(name)
+@st.cache_resource(show_spinner="Preparing the model...", max_entries=4)
+def load_tokenizer(name: str) -> Any:
+    """The model's tokenizer (preparing an embedded model on first use). Pages need no weights
+    to show cached scores: scoring loads them, in the model's own dtype, when it runs."""
+    return models.load_tokenizer(name)[0]
 
 
 @st.cache_resource(show_spinner=False, max_entries=1)
@@ -111,7 +113,7 @@ def sidebar() -> bool:
             name = st.text_input("Folder or hub id", key="model_other", placeholder="e.g. /models/my-finetune or Qwen/Qwen2.5-Coder-7B-Instruct")
         if name.strip() and name.strip() != state["model"]:
             try:
-                load_model(name.strip())
+                load_tokenizer(name.strip())
                 state["model"] = name.strip()
             except models.ModelError as exc:
                 st.error(str(exc))
@@ -136,7 +138,7 @@ def sidebar() -> bool:
         source = state["source"].split(":")[1] if state["source"].startswith("upload:") else state["source"]
         st.caption(f"Loaded: {len(state['samples'])} samples from {source}; model {state['model']}")
     try:
-        load_model(state["model"])
+        load_tokenizer(state["model"])
     except models.ModelError as exc:
         st.error(str(exc))
         return False

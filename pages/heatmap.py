@@ -6,7 +6,7 @@ import streamlit as st
 from cuset import heatmap, report
 from cuset.confidence import token_categories
 from cuset.sensitivity import CATEGORIES
-from pages.common import current_sample, load_model, sample_scores, score_rest_button, scored, sidebar
+from pages.common import current_sample, load_tokenizer, sample_scores, score_rest_button, scored, sidebar
 
 st.title("Confidence heatmap")
 if not sidebar():
@@ -19,7 +19,7 @@ signal = left.radio("Colour by", heatmap.SIGNALS, horizontal=True, key="signal")
 outline = middle.toggle("Outline CUDA-sensitive tokens", value=True, key="outline")
 category = right.selectbox("Show one category", ["all"] + list(CATEGORIES), key="category",
                            format_func=lambda c: "all categories" if c == "all" else report.category_label(c))
-_, tokenizer, _ = load_model(st.session_state["model"])
+tokenizer = load_tokenizer(st.session_state["model"])
 bits, _, _ = token_categories(scores, tagged)
 page = heatmap.render(sample.response, scores, bits, signal=signal, outline_sensitive=outline, only_category=None if category == "all" else category,
                       tokenizer=tokenizer, category_names=[report.category_label(c) for c in CATEGORIES], title=sample.id)

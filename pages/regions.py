@@ -10,7 +10,7 @@ from cuset.regions import region_rows
 from cuset.sensitivity import CATEGORIES
 from pages.common import (
     current_sample,
-    load_model,
+    load_tokenizer,
     objective_config,
     sample_scores,
     score_rest_button,
@@ -43,7 +43,7 @@ marks = [heatmap.RegionMark(r["tokens"][0], r["tokens"][1], r["kind"]) for r in 
 if selected:
     st.caption(f"Showing the selected region ({shown[0]['kind']}, lines {shown[0]['lines']}); clear the selection to show all.")
 bits, _, _ = token_categories(scores, tagged)
-_, tokenizer, _ = load_model(st.session_state["model"])
+tokenizer = load_tokenizer(st.session_state["model"])
 page = heatmap.render(sample.response, scores, bits, outline_sensitive=False, regions=marks, title=f"{sample.id}: regions", tokenizer=tokenizer,
                       category_names=[report.category_label(c) for c in CATEGORIES])
 st.iframe(page, height="content")

@@ -10,7 +10,7 @@ from cuset.objective import METHODS, compute, list_named, load_named, save_named
 from cuset.sensitivity import CATEGORIES
 from pages.common import (
     current_sample,
-    load_model,
+    load_tokenizer,
     objective_config,
     sample_scores,
     score_rest_button,
@@ -63,7 +63,7 @@ if data is not scored_before:  # the current sample was just scored: the figures
 lo, hi = int(data.table.offsets[row]), int(data.table.offsets[row + 1])
 scores, tagged = data.scores[row], data.tags[row]
 bits, _, _ = token_categories(scores, tagged)
-_, tokenizer, _ = load_model(st.session_state["model"])
+tokenizer = load_tokenizer(st.session_state["model"])
 page = heatmap.render(sample.response, scores, bits, outline_sensitive=True, masked=result.mask[lo:hi] == 0, title=f"{sample.id}: weight {result.weights[row]:.2f}",
                       tokenizer=tokenizer, category_names=[report.category_label(c) for c in CATEGORIES])
 st.iframe(page, height="content")
