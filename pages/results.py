@@ -8,6 +8,7 @@ from cuset.evaluate.evaluation import EvalConfig, submit_evaluation
 from cuset.evaluate.evidence import candidate_heatmap
 from cuset.evaluate.metrics import pass_at_k_table, summarise
 from cuset.evaluate.results import ResultStore, results_csv
+from cuset.failures import run_failures
 from cuset.overview import job_rows, local_time, run_model, run_names
 from pages.common import follow, job_table, sidebar
 
@@ -17,6 +18,13 @@ jobs.reconcile()
 follow("results", "jobs+results", every=3)
 store = ResultStore()
 model = st.session_state["model"]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def failures_report(run_id: int, version: tuple) -> dict:
+    return run_failures(run_id)
+
+
 
 with st.form("start_eval"):
     st.subheader("Evaluate")
@@ -106,6 +114,26 @@ if len(chosen) >= 2:
                f"unchanged: {counts['same']}."
                + (f" Left out: {left_out} tasks only one run attempted ({counts['only_a']} only in A, {counts['only_b']} only in B)." if left_out else ""))
     st.dataframe(diff, hide_index=True, key="ev_diff")
+
+failures = st.expander("Do failures fall inside low-confidence sensitive regions?", key="ev_failures", on_change="rerun")
+if failures.open:  # scores every failed candidate's code under the model that wrote it: only when asked
+    with failures:
+        run_f = st.selectbox("Run", chosen, key="ev_fail_run", format_func=names.get)
+        try:
+            with st.spinner("Scoring the failed candidates under the model that wrote them..."):
+                found = failures_report(run_f, store.version())
+        except (ValueError, models.ModelError) as exc:
+            st.info(str(exc))
+        else:
+            o = found["overall"]
+            st.caption(f"{found['failed']} failed; {o['n']} located in the CUDA source ({found['by_how']['error line']} by error line, "
+                       f"{found['by_how']['output stores']} by output stores), {found['located_outside_cuda']} outside it, {found['unlocated']} unlocated. "
+                       "Chance: random lines of the same kernels. `cuset failures RUN --json` gives every failure.")
+            if o["n"]:
+                table = [{"group": "all located", **o}] + [{"group": k, **v} for k, v in found["by_status"].items()] + [{"group": f"region: {k}", **v} for k, v in found["by_kind"].items()]
+                st.dataframe([{"group": r["group"], "located": r["n"], "inside a region": r["inside"], "share": r["share"],
+                               "95% interval": f"{r['interval'][0]:.0%} to {r['interval'][1]:.0%}", "chance": r["chance"]} for r in table],
+                             hide_index=True, key="ev_fail_table")
 
 st.subheader("One candidate")
 a, b, c = st.columns([1, 2, 1])
