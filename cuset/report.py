@@ -203,7 +203,7 @@ def pass_at_k_curves(frame: Any, group: str = "label", max_k: int = 10) -> go.Fi
 
 def status_breakdown(frame: Any, group: str = "label") -> go.Figure:
     """Stacked shares of each result category per run/method."""
-    order = ["correct", "wrong_result", "runtime_error", "compile_error", "timeout", "resource_limit", "unsupported"]
+    order = ["correct", "reward_hack", "wrong_result", "runtime_error", "compile_error", "timeout", "resource_limit", "unsupported"]
     fig = go.Figure()
     if not frame.empty:
         shares = frame.groupby(group, sort=False)["status"].value_counts(normalize=True).unstack(fill_value=0.0)

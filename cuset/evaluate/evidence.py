@@ -49,6 +49,8 @@ def candidate_heatmap(record: dict[str, Any], model: str = "default", prompt: st
             info["error_line_tokens"] = int(on_line.size)
             info["low_confidence_share"] = float(np.mean(scores.p[on_line] < high))
     title = f"{record.get('task_id')} sample {record.get('sample', 0)}: {record.get('status')}"
-    html = heatmap.render(code, scores, bits, regions=marks, title=title)
+    from cuset.models import load_tokenizer
+
+    html = heatmap.render(code, scores, bits, regions=marks, title=title, tokenizer=load_tokenizer(model)[0])
     info["mean_p"] = float(scores.p.mean()) if scores.p.size else None
     return html, info
