@@ -144,3 +144,24 @@ def test_diff_figure_bars_are_the_summary_values() -> None:
     from matplotlib.colors import to_hex
 
     assert {to_hex(p.get_facecolor()) for p in ax.patches} <= {GAINED, LOST}
+
+
+def test_a_fine_tune_job_without_its_tokenizer_scores_through_a_merged_copy() -> None:
+    import shutil
+
+    from cuset import models
+    from cuset.diff import score_config
+    from cuset.jobs import job_folder
+    from cuset.train.config import TrainConfig
+
+    folder = job_folder(990)
+    (folder / "final").mkdir(parents=True, exist_ok=True)
+    TrainConfig.from_preset("tiny").save(folder / "config.yaml")
+    source = models.resolve("tiny").source
+    for name in ("config.json", "generation_config.json", "model.safetensors"):  # full weights, no tokenizer (as a checkpoint)
+        shutil.copy(f"{source}/{name}", folder / "final" / name)
+    config = score_config("job:990")
+    assert "merged" in config.model and config.dtype == "float32"
+    samples = [Sample(id="k", instruction="Write a kernel.", response=TEXT)]
+    diff, summary = run_diff(samples, "tiny", "job:990")
+    assert summary["model_b"] == "job:990" and np.allclose(diff.delta_logp, 0, atol=1e-5)  # the same weights
