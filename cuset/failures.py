@@ -8,7 +8,7 @@ file (`solution.py`, the code the results store keeps):
                    evaluator)
     output stores  a wrong result has no line of its own: the lines of the `__global__` kernels
                    that store into a non-const pointer parameter (`out[i] = ...`, `y[j] += ...`,
-                   `atomicAdd(&out[k], ...)`) are the lines that write the differing output;
+                   `reinterpret_cast<float4*>(y)[i] = ...`, `atomicAdd(&out[k], ...)`) are the lines that write the differing output;
                    which of them wrote the first differing element cannot be told from the
                    output alone, so all of them are the location
     unlocated      otherwise (a timeout, no code, a wrong result whose kernels store nowhere
@@ -79,7 +79,8 @@ def _matching_brace(text: str, open_at: int) -> int:
 
 def output_store_lines(code: str) -> list[int]:
     """1-based lines of `code` where a `__global__` kernel stores into one of its non-const
-    pointer parameters: `p[...] op= ...`, `*p = ...`, `*(p + i) = ...` or an atomic on `p`."""
+    pointer parameters: `p[...] op= ...`, a cast `reinterpret_cast<float4*>(p)[i] = ...`,
+    `*p = ...`, `*(p + i) = ...` or an atomic on `p`."""
     found: set[int] = set()
     for match in _KERNEL.finditer(code):
         outputs = []
@@ -95,7 +96,7 @@ def output_store_lines(code: str) -> list[int]:
         body = code[body_start:body_end]
         for name in outputs:
             n = re.escape(name)
-            patterns = [rf"\b{n}\s*\[[^;]*?\]\s*{_ASSIGN}", rf"\*\s*\(?\s*{n}\b[^;=]*?\)?\s*{_ASSIGN}", rf"\batomic\w+\s*\(\s*&?\s*\(?\s*{n}\b"]
+            patterns = [rf"\b{n}\s*\[[^;]*?\]\s*{_ASSIGN}", rf"\(\s*{n}\s*(?:[+-][^()]*)?\)\s*\[[^;]*?\]\s*{_ASSIGN}", rf"\*\s*\(?\s*{n}\b[^;=]*?\)?\s*{_ASSIGN}", rf"\batomic\w+\s*\(\s*&?\s*\(?\s*{n}\b"]
             for pattern in patterns:
                 for hit in re.finditer(pattern, body):
                     found.add(code.count("\n", 0, body_start + hit.start()) + 1)

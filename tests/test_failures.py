@@ -44,6 +44,8 @@ def test_output_store_lines_and_locate() -> None:
     assert output_store_lines(CODE) == [8]  # y is written; x is const
     more = "__global__ void k(float* out, const float* in, int* count) {\n  __shared__ float t[32];\n  t[0] = in[0];\n  atomicAdd(&count[0], 1);\n  *out = t[0];\n}\n"
     assert output_store_lines(more) == [4, 5]  # not the shared tile, not the const input
+    vector = "__global__ void v(const float* a, float* __restrict__ y, int n) {\n  float4 r = reinterpret_cast<const float4*>(a)[0];\n  reinterpret_cast<float4*>(y)[0] = r;\n}\n"
+    assert output_store_lines(vector) == [3]
     assert locate({"status": "compile_error", "code": CODE, "error_line": 7}).lines == (7,)
     assert locate({"status": "wrong_result", "code": CODE, "error_line": None}) .how == "output stores"
     assert not locate({"status": "timeout", "code": CODE, "error_line": float("nan")}).located
