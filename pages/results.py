@@ -21,8 +21,8 @@ model = st.session_state["model"]
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def failures_report(run_id: int, version: tuple) -> dict:
-    return run_failures(run_id)
+def failures_report(run_id: int, version: tuple, writer: str) -> dict:
+    return run_failures(run_id, model=writer)
 
 
 
@@ -121,12 +121,13 @@ if failures.open:  # scores every failed candidate's code under the model that w
         run_f = st.selectbox("Run", chosen, key="ev_fail_run", format_func=names.get)
         try:
             with st.spinner("Scoring the failed candidates under the model that wrote them..."):
-                found = failures_report(run_f, store.version())
+                writer = str(runs.loc[runs["id"] == run_f, "model"].iloc[0] or model)  # suite solutions: the sidebar's model
+                found = failures_report(run_f, store.version(), writer)
         except (ValueError, models.ModelError) as exc:
             st.info(str(exc))
         else:
             o = found["overall"]
-            st.caption(f"{found['failed']} failed; {o['n']} located in the CUDA source ({found['by_how']['error line']} by error line, "
+            st.caption(f"Code scored under {found['model']}. {found['failed']} failed; {o['n']} located in the CUDA source ({found['by_how']['error line']} by error line, "
                        f"{found['by_how']['output stores']} by output stores), {found['located_outside_cuda']} outside it, {found['unlocated']} unlocated. "
                        "Chance: random lines of the same kernels. `cuset failures RUN --json` gives every failure.")
             if o["n"]:
