@@ -244,8 +244,10 @@ def _instructions(run: dict[str, Any], records: Sequence[dict[str, Any]]) -> tup
 
 
 def run_failures(run_id: int, model: str | None = None, config: ObjectiveConfig | None = None,
-                 progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
-    """The failures-in-regions report of evaluation run `run_id` (scores are cached)."""
+                 progress: Callable[[str, int, int], None] | None = None, fallback: str = "") -> dict[str, Any]:
+    """The failures-in-regions report of evaluation run `run_id` (scores are cached). The code
+    is scored under `model`, else the model that wrote it, else (a run of the suite's own
+    reference or wrong solutions: no model wrote them) under `fallback`."""
     from cuset.confidence import score_samples
     from cuset.data import Sample
     from cuset.diff import score_config
@@ -253,7 +255,8 @@ def run_failures(run_id: int, model: str | None = None, config: ObjectiveConfig 
 
     store = ResultStore()
     run = store.get_run(run_id)
-    writer = model or run.get("model") or ""
+    generated = (run.get("config") or {}).get("solutions", "generate") == "generate"
+    writer = model or (run.get("model") if generated else "") or fallback
     if not writer:
         raise ValueError(f"run {run_id} ({run.get('label') or run.get('method')}): its candidates were not written by a model "
                          "(suite solutions); pass --model to score them under one.")

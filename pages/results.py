@@ -21,8 +21,8 @@ model = st.session_state["model"]
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def failures_report(run_id: int, version: tuple, writer: str) -> dict:
-    return run_failures(run_id, model=writer)
+def failures_report(run_id: int, version: tuple, fallback: str) -> dict:
+    return run_failures(run_id, fallback=fallback)
 
 
 
@@ -121,8 +121,7 @@ if failures.open:  # scores every failed candidate's code under the model that w
         run_f = st.selectbox("Run", chosen, key="ev_fail_run", format_func=names.get)
         try:
             with st.spinner("Scoring the failed candidates under the model that wrote them..."):
-                writer = str(runs.loc[runs["id"] == run_f, "model"].iloc[0] or model)  # suite solutions: the sidebar's model
-                found = failures_report(run_f, store.version(), writer)
+                found = failures_report(run_f, store.version(), model)  # suite solutions: scored under the sidebar's model
         except (ValueError, models.ModelError) as exc:
             st.info(str(exc))
         else:

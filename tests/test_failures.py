@@ -102,9 +102,10 @@ def test_run_failures_on_a_stored_run_with_tiny() -> None:
     assert {r["task_id"]: r["lines"] for r in report["failures"]} == {"a": [7], "b": [8], "d": []}
     assert 0.0 <= report["overall"]["chance"] <= 1.0
     assert "2 task(s) not in the run's suite 'bundled' (a, b)" in report["note"]  # hand-made tasks: scored without a prompt
-    empty = store.create_run(label="reference", model="", method="reference")
+    empty = store.create_run(label="reference", model="default", method="reference", config={"solutions": "reference"})
     with pytest.raises(ValueError, match="pass --model"):
-        run_failures(empty)
+        run_failures(empty)  # "default" did not write the suite's solutions
+    assert run_failures(empty, fallback="tiny")["model"] == "tiny"
 
 
 def test_failures_figure_bars_are_the_shares_and_chances() -> None:
