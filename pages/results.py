@@ -133,7 +133,8 @@ if failures.open:  # scores every failed candidate's code under the model that w
                 table = [{"group": "all located", **o}] + [{"group": k, **v} for k, v in found["by_status"].items()] + [{"group": f"region: {k}", **v} for k, v in found["by_kind"].items()]
                 st.dataframe([{"group": r["group"], "located": r["n"], "inside a region": r["inside"], "share": r["share"],
                                "95% interval": f"{r['interval'][0]:.0%} to {r['interval'][1]:.0%}", "chance": r["chance"]} for r in table],
-                             hide_index=True, key="ev_fail_table")
+                             hide_index=True, key="ev_fail_table", column_config={"share": st.column_config.NumberColumn(format="percent"),
+                                                                                  "chance": st.column_config.NumberColumn(format="percent")})
 
 st.subheader("One candidate")
 a, b, c = st.columns([1, 2, 1])
