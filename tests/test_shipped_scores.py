@@ -12,8 +12,10 @@ from cuset.confidence import COLUMN_DTYPES, ScoreConfig, score_samples, scored_f
 from cuset.data import load
 
 # Re-scoring in bfloat16 differs from the shipped run only by the batch it lands in (padding
-# width changes the matmul blocking, so bf16 rounding differs): measured here, mean |dp| ~1e-3.
-TOLERANCE = {"mean_abs_dp": 0.01, "max_abs_dp": 0.25, "mean_abs_dentropy": 0.05, "rank_equal": 0.9, "top1_equal": 0.95}
+# width changes the matmul blocking, so bf16 rounding differs). Measured here on 2 random
+# samples each: coder-0.5b max |dp| 0.0137, mean |dp| 2e-5, same rank 99.9%, same top-1 100%;
+# smollm2-135m (float32) identical. The bounds leave room for unluckier samples.
+TOLERANCE = {"mean_abs_dp": 0.002, "max_abs_dp": 0.1, "mean_abs_dentropy": 0.01, "rank_equal": 0.97, "top1_equal": 0.99}
 
 
 @pytest.fixture
