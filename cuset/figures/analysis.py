@@ -41,9 +41,9 @@ def diff_figure(summary: dict[str, Any]) -> Any:
         ax.set_title("(a) by sensitivity category", loc="left")
         means = [pm["preserved_mean_delta_logp"], pm["masked_mean_delta_logp"]]
         ax_pm.bar([0, 1], means, color=[GAINED if v >= 0 else LOST for v in means])
-        ax_pm.set_xticks([0, 1], [f"preserved\nregions ({pm['preserved_tokens']})", f"masked\ntokens ({pm['masked_tokens']})"])
+        ax_pm.set_xticks([0, 1], [f"preserved\n(n = {pm['preserved_tokens']})", f"masked\n(n = {pm['masked_tokens']})"])
         ax_pm.axhline(0, color="#333", lw=0.8)
-        ax_pm.set_ylabel("mean Δ log p (nats)")
+        ax_pm.set_ylabel("mean Δ log p (nats), tokens")
         low, high = pm["interval"]
         ax_pm.set_title(f"(b) difference {pm['difference']:+.2f}\n[95% {low:+.2f}, {high:+.2f}]", loc="left")
     return fig
