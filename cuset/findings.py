@@ -200,8 +200,10 @@ def model_frames(result: dict[str, Any]) -> dict[str, Any]:
     """Tables of a findings result for side-by-side display (the Models page, the README):
     `summary` (one row per model: samples, tokens, both findings' headline numbers, whether
     finding (a) holds), `categories` (p >= 0.5 share per category x model) and `kinds`
-    (regions per kind x model)."""
+    (regions per kind x model), with the library's category labels and short model names."""
     import pandas as pd
+
+    from cuset.report import category_label
 
     summary, categories, kinds = [], {}, {}
     for m in result["models"]:
@@ -214,6 +216,7 @@ def model_frames(result: dict[str, Any]) -> dict[str, Any]:
             "(a) holds": sens["share_ge_0.5"] > 0.5 and sens["share_ge_0.5"] >= other["share_ge_0.5"],
             "in regions ≥2 (observed)": c["observed_share"], "permutation mean": c["baseline_mean"], "p-value": c["p_value"],
         })
-        categories[m["title"]] = {r["category"]: r["share_ge_0.5"] for r in m["confidence"]}
-        kinds[m["title"]] = c["regions_by_kind"]
+        short = m["title"].removesuffix("-Instruct")
+        categories[short] = {category_label(r["category"]): r["share_ge_0.5"] for r in m["confidence"]}
+        kinds[short] = c["regions_by_kind"]
     return {"summary": pd.DataFrame(summary), "categories": pd.DataFrame(categories), "kinds": pd.DataFrame(kinds).fillna(0).astype(int)}

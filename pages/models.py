@@ -32,8 +32,7 @@ st.caption("(a) share of tokens with p ≥ 0.5 / 0.9 among CUDA-sensitive vs oth
            "are confident and at least as often as other tokens. (b) share of low-confidence sensitive tokens in regions "
            f"of two or more tokens, against {result['permutations']} permutations of the same number of low-confidence "
            "positions among each sample's sensitive tokens (one-sided p-value).")
-left, right = st.columns(2)
-left.markdown("**p ≥ 0.5 by category**")
-left.dataframe(frames["categories"], key="findings_categories", column_config={c: percent for c in frames["categories"].columns})
-right.markdown("**Low-confidence regions by kind**")
-right.dataframe(frames["kinds"], key="findings_kinds")
+st.markdown("**Share of tokens with p ≥ 0.5, by sensitivity category**")
+st.dataframe(frames["categories"], key="findings_categories", column_config={c: percent for c in frames["categories"].columns})
+st.markdown("**Low-confidence sensitive regions, by kind**")
+st.dataframe(frames["kinds"], key="findings_kinds")

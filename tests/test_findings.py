@@ -106,7 +106,7 @@ def test_model_frames_and_the_figure_from_a_findings_file(tmp_path):
     summary = frames["summary"].set_index("model")
     assert not summary.loc["Small-Instruct", "(a) holds"] and summary.loc["Coder-Instruct", "(a) holds"]
     assert summary.loc["Coder-Instruct", "samples"] == "5 / 10" and summary.loc["Coder-Instruct", "p-value"] == 0.2
-    assert frames["kinds"].loc["bounds guard", "Small-Instruct"] == 7
+    assert frames["kinds"].loc["bounds guard", "Small"] == 7 and frames["categories"].loc["synchronisation", "Coder"] == 0.7
     rows = findings_rows(result)
     assert [r["observed"] for r in rows] == [0.52, 0.75] and rows[1]["baseline"].tolist() == [0.45, 0.5, 0.5, 0.55]
     fig = findings_figure(result)
