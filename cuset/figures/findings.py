@@ -34,34 +34,56 @@ def findings_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _short(title: str) -> str:
+    """'Qwen2.5-Coder-0.5B-Instruct' -> 'Coder\n0.5B': tick labels that fit side by side."""
+    name = title.removesuffix("-Instruct").replace("Qwen2.5-", "")
+    family, _, size = name.rpartition("-")
+    return f"{family}\n{size}" if family else name
+
+
+def _p_text(p_value: float, permutations: int) -> str:
+    """The smallest p a permutation test can give is 1/(R+1): say 'p ≤' there."""
+    return f"p ≤ {p_value:.2g}" if permutations and p_value <= 1 / (permutations + 1) + 1e-12 else f"p = {p_value:.3g}"
+
+
 def findings_figure(result: dict[str, Any]) -> Any:
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import MultipleLocator
+
     rows = findings_rows(result)
     x = np.arange(len(rows))
+    light = {"sensitive": "#9DB8E5", "other": "#D0D0D0"}
     with _style():
-        fig = _new_figure(2.8)
+        fig = _new_figure(2.9)
         left, right = fig.subplots(1, 2)
         width = 0.38
-        for offset, (key, colour, label) in enumerate(((("sensitive", SENSITIVE, "CUDA-sensitive")), ("other", OTHER, "other tokens"))):
+        for offset, (key, colour) in enumerate((("sensitive", SENSITIVE), ("other", OTHER))):
             at = x + (offset - 0.5) * width
-            left.bar(at, [r[f"{key}_05"] for r in rows], width, color=colour, label=f"{label}, p ≥ 0.5")
-            left.bar(at, [r[f"{key}_09"] for r in rows], width * 0.5, color="white", alpha=0.55, label=f"{label}, p ≥ 0.9 (inner bar)" if offset == 0 else None)
-        left.set_xticks(x, [f"{r['title'].replace('-Instruct', '')}\n{r['samples']} samples" for r in rows])
+            left.bar(at, [r[f"{key}_05"] for r in rows], width, color=colour)
+            left.bar(at, [r[f"{key}_09"] for r in rows], width * 0.55, color=light[key])
+        left.set_xticks(x, [f"{_short(r['title'])}\nn = {r['samples']}" for r in rows])
         left.set_ylim(0, 1)
         left.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
         left.set_ylabel("share of tokens")
         left.set_title("(a) high-confidence share, sensitive vs other")
-        left.legend(loc="upper left", fontsize=7)
+        left.legend(handles=[Patch(color=SENSITIVE, label="CUDA-sensitive, p ≥ 0.5"), Patch(color=light["sensitive"], label="… p ≥ 0.9 (inner bar)"),
+                             Patch(color=OTHER, label="other tokens, p ≥ 0.5"), Patch(color=light["other"], label="… p ≥ 0.9 (inner bar)")],
+                    loc="upper left", fontsize=7, ncols=2)
+        left.set_ylim(0, 1.12)
+        left.set_yticks(np.linspace(0, 1, 6))
         right.boxplot([r["baseline"] for r in rows], positions=x, widths=0.4, showfliers=False,
                       medianprops={"color": OTHER}, boxprops={"color": OTHER}, whiskerprops={"color": OTHER}, capprops={"color": OTHER})
-        right.scatter(x, [r["observed"] for r in rows], color=SENSITIVE, zorder=3, label="observed")
+        dots = right.scatter(x, [r["observed"] for r in rows], color=SENSITIVE, zorder=3)
         for xi, r in zip(x, rows):
-            right.annotate(f"p = {r['p_value']:.3g}", (xi, r["observed"]), textcoords="offset points", xytext=(8, 0), fontsize=7, va="center")
-        right.set_xticks(x, [r["title"].replace("-Instruct", "") for r in rows])
+            right.annotate(_p_text(r["p_value"], result.get("permutations", 0)), (xi, r["observed"]), textcoords="offset points",
+                           xytext=(8, 0), fontsize=7, va="center")
+        right.set_xticks(x, [_short(r["title"]) for r in rows])
         right.set_xlim(-0.5, len(rows) - 0.5)
+        right.yaxis.set_major_locator(MultipleLocator(0.05))
         right.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
-        right.set_ylabel("in regions of ≥ 2 tokens")
+        right.set_ylabel("share in regions of ≥ 2 tokens")
         right.set_title("(b) low-confidence sensitive tokens: observed vs permuted")
-        right.legend(["observed"], loc="lower right", fontsize=7)
+        right.legend([dots, Patch(facecolor="white", edgecolor=OTHER)], ["observed", "permutation baseline"], loc="lower left", fontsize=7)
     return fig
 
 
@@ -69,6 +91,6 @@ def findings_caption(result: dict[str, Any]) -> str:
     rows = findings_rows(result)
     parts = [f"{r['title']}: sensitive {r['sensitive_05']:.1%} vs other {r['other_05']:.1%} with p ≥ 0.5; "
              f"{r['observed']:.1%} of low-confidence sensitive tokens in multi-token regions vs {r['baseline_mean']:.1%} "
-             f"under permutation (p = {r['p_value']:.3g})" for r in rows]
+             f"under permutation ({_p_text(r['p_value'], result.get('permutations', 0))})" for r in rows]
     return ("The paper's two findings by model on the bundled corpus (" + str(result.get("permutations", "")) +
             " permutations; low confidence = below each sample's 25% quantile, regions by gap clustering). " + "; ".join(parts) + ".")
