@@ -47,7 +47,8 @@ from cuset.regions import REGION_KINDS
 from cuset.sensitivity import TagResult, tag
 
 FAILED = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack")
-_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?[\w\s:<>*&]*?\b(\w+)\s*\(([^)]*)\)\s*\{", re.S)
+# `__global__ void k(...)  {`, with `__launch_bounds__(...)` before or after the return type.
+_KERNEL = re.compile(r"__global__(?:__launch_bounds__\s*\([^)]*\)|[\w\s:<>*&])*?\b(\w+)\s*\(([^)]*)\)\s*\{", re.S)
 _ASSIGN = r"(?:=(?!=)|\+=|-=|\*=|/=|\|=|&=|\^=|<<=|>>=)"
 
 

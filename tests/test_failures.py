@@ -46,6 +46,8 @@ def test_output_store_lines_and_locate() -> None:
     assert output_store_lines(more) == [4, 5]  # not the shared tile, not the const input
     vector = "__global__ void v(const float* a, float* __restrict__ y, int n) {\n  float4 r = reinterpret_cast<const float4*>(a)[0];\n  reinterpret_cast<float4*>(y)[0] = r;\n}\n"
     assert output_store_lines(vector) == [3]
+    bounded = "__global__ void __launch_bounds__(256) k(const float* __restrict__ x, float* __restrict__ y, int64_t n) {\n    y[0] = x[1];\n}\n"
+    assert output_store_lines(bounded) == [2] == output_store_lines(bounded.replace("void __launch_bounds__(256)", "__launch_bounds__(256) void"))
     assert locate({"status": "compile_error", "code": CODE, "error_line": 7}).lines == (7,)
     assert locate({"status": "wrong_result", "code": CODE, "error_line": None}) .how == "output stores"
     assert not locate({"status": "timeout", "code": CODE, "error_line": float("nan")}).located
