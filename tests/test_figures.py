@@ -212,9 +212,14 @@ def test_make_all_draws_curves_and_correctness_once_there_is_data(workspace, tmp
                                    "family": "f"} for r in part.drop(columns="method").to_dict("records")])
         results.finish_run(run, "completed", {})
     made = {f.name: f for f in figures.make_all(tmp_path, formats="png", config=figures.FiguresConfig(limit=4))}
-    analysis = ("confidence_diff", "failures_in_regions")  # need a real fine-tune / located failures (tests/test_diff.py, test_failures.py)
+    # confidence_diff / failures_in_regions need a real fine-tune / located failures (tests/test_diff.py,
+    # test_failures.py); experiments reads committed analysis/results/NAME/ files (tests/test_experiment.py)
+    analysis = ("confidence_diff", "failures_in_regions", "experiments")
     assert all(f.made for n, f in made.items() if n not in analysis), {n: f.skipped for n, f in made.items()}
     assert "job" in made["confidence_diff"].skipped and "located" in made["failures_in_regions"].skipped
+    from cuset.figures.experiment import experiment_results
+
+    assert made["experiments"].made == bool(experiment_results())
     assert made["training_curves"].source["jobs"] == [{"job": job_id, "method": "cuset", "preset": "tiny", "status": "completed", "steps": 3}]
     assert [r["method"] for r in made["correctness"].source["eval_runs"]] == ["cuset", "sft"]  # the reference check is not a method
     assert "10 candidates from 2 evaluation runs" in made["correctness"].caption and "sft 2/5, cuset 4/5 correct" in made["correctness"].caption
