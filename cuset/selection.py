@@ -79,17 +79,22 @@ def select_samples(samples: Sequence[Sample], score: ScoreConfig | None = None, 
     return selection_rows(samples, result.r, result.weights, top, by, stats["model"])
 
 
-def write_selection(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
-    """Write the selection as JSONL (whole or not at all); returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def selection_jsonl(rows: Sequence[dict[str, Any]]) -> str:
+    """The selection as JSONL text: one sample a line, its scores in `meta.cuset_select`."""
     lines = []
     for row in rows:
         record = row["sample"].to_json()
         extra = {k: row[k] for k in ("rank", "by", "region_score", "weight", "model")}
         record["meta"] = {**record.get("meta", {}), "cuset_select": extra}
         lines.append(json.dumps(record, ensure_ascii=False))
+    return "\n".join(lines) + "\n"
+
+
+def write_selection(rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
+    """Write the selection as JSONL (whole or not at all); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".part")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.write_text(selection_jsonl(rows), encoding="utf-8")
     tmp.replace(path)
     return path

@@ -7,6 +7,7 @@ import streamlit as st
 from cuset import heatmap, report
 from cuset.confidence import token_categories
 from cuset.objective import METHODS, compute, list_named, load_named, save_named
+from cuset.selection import BY, selection_jsonl, selection_rows
 from cuset.sensitivity import CATEGORIES
 from pages.common import (
     current_sample,
@@ -52,6 +53,19 @@ with figures:
     order = np.argsort(-result.weights)[:10]
     st.subheader("Largest sample weights")
     st.dataframe(pd.DataFrame({"sample": [data.samples[i].id for i in order], "weight": result.weights[order], "region score": result.r[order]}), hide_index=True)
+    with st.expander("Data selection: train on the samples the regions point to"):
+        top = st.number_input("Keep the top (a fraction, or a count above 1)", min_value=0.01, value=0.5, step=0.05, key="select_top")
+        by = st.radio("Rank by", BY, horizontal=True, key="select_by")
+        ranked = result if method == "cuset" else compute(data.table, config, "cuset")
+        try:
+            rows = selection_rows(data.samples, ranked.r, ranked.weights, top, by, st.session_state["model"])
+        except ValueError as exc:
+            st.error(str(exc))
+        else:
+            st.caption(f"{len(rows)} of {len(data.samples)} scored samples, by {by.replace('_', ' ')} under the settings above")
+            st.dataframe(pd.DataFrame([{k: r[k] for k in ("rank", "id", "region_score", "weight")} for r in rows]), hide_index=True, key="selection")
+            st.download_button("Download the selection (JSONL, trainable data)", selection_jsonl(rows), file_name=f"selection-{by}-{top:g}.jsonl",
+                               mime="application/jsonl", key="select_download")
     score_rest_button()
 
 st.header("Preview: masked tokens struck through")

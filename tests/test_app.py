@@ -89,6 +89,28 @@ def test_tuning_page_masked_fraction_moves_and_configs_round_trip():
     assert fresh.slider(key="quantile").value == pytest.approx(0.6)
 
 
+def test_tuning_page_selects_samples_by_region_score():
+    from cuset.confidence import ScoreConfig, record_run, score_samples
+    from cuset.data import load
+
+    samples = load("bundled")[:4]
+    record_run(samples, score_samples(samples, ScoreConfig(model="tiny"))[1])  # something scored under tiny
+    app = open_page("pages/tuning.py")
+    def selection(app: AppTest):
+        found = [d.value for d in app.dataframe if "rank" in d.value.columns]
+        assert found, ([e.value for e in app.error], [i.value for i in app.info], [c.value for c in app.caption])
+        return found[0]
+
+    app.number_input(key="select_top").set_value(2).run()
+    table = selection(app)
+    assert len(table) == 2 and list(table["rank"]) == [1, 2]
+    assert table["region_score"].is_monotonic_decreasing
+    app.radio(key="select_by").set_value("weight").run()
+    assert selection(app)["weight"].is_monotonic_decreasing
+    app.number_input(key="select_top").set_value(2.5).run()
+    assert any("whole number" in e.value for e in app.error)
+
+
 def test_empty_paste_and_unknown_model_keep_the_app_working():
     app = open_page("pages/heatmap.py")
     app.sidebar.radio(key="data_kind").set_value("Paste code").run()
@@ -147,7 +169,8 @@ def test_figures_page_lists_figures_and_regenerates_them(tmp_path, monkeypatch):
     made = make_all(config=FiguresConfig(limit=3, formats=["pdf", "png"]))
     count = sum(f.made for f in made)
     app = open_page("pages/figures.py")
-    assert not app.info and len(app.get("image")) == count == 3
+    # confidence, region examples, threshold sweep, and the findings drawn from the committed results
+    assert not app.info and len(app.get("image")) == count == 4
     labels = [b.proto.label for b in app.get("download_button")]
     assert labels == ["PDF", "PNG"] * count
     assert any("Training curves" in m.value and "fine-tune" in m.value for m in app.markdown)  # skipped, with the reason
