@@ -417,11 +417,6 @@ def prepare_embedded(name: str = DEFAULT_MODEL, progress: bool = True) -> Path:
     return _atomic_folder(target, build)
 
 
-def prepare_default(progress: bool = True) -> Path:
-    """The default model's converted folder (prepared on first use)."""
-    return prepare_embedded(DEFAULT_MODEL, progress)
-
-
 def prepare_tiny(seed: int = 0) -> Path:
     """A tiny random Llama (2 layers, width 64) with SmolLM2's tokenizer, for fast tests.
 
