@@ -152,7 +152,7 @@ def test_pieces_are_read_from_downloaded_wheels_and_the_wheels_removed(tmp_path,
 
     blobs = [b"GGUF" + b"w" * 4000, b"v" * 1234]
     spec = _fake_model(tmp_path / "installed", monkeypatch, blobs, blobs)
-    wheels = tmp_path / "models" / "wheels"
+    wheels = tmp_path / "installed" / "models" / "wheels"  # _fake_model points CUSET_MODELS_DIR there
     wheels.mkdir(parents=True)
     for piece, blob in zip(spec.pieces, blobs):
         with zipfile.ZipFile(wheels / f"{piece.package}-{piece.version}-py3-none-any.whl", "w") as wheel:
