@@ -7,6 +7,7 @@ from cuset import jobs, report
 from cuset.objective import METHODS, list_named
 from cuset.overview import job_rows, preset_for_model
 from cuset.train import PRESETS, TrainConfig
+from cuset.train.metrics import data_summary
 from pages.common import job_table, sidebar
 
 st.title("Fine-tunes")
@@ -74,6 +75,9 @@ def live() -> None:
         st.success(f"Job {pick} resumed: {job.status}.")
     status.caption(f"Job {pick} is {job.status}" + (f" ({job.phase}, step {job.step}/{job.total_steps})" if not job.is_final else "")
                    + (f": {job.error}" if job.error else "."))
+    summary = data_summary(jobs.job_folder(pick))
+    if summary:
+        status.caption(summary)
     st.caption(f"Log of job {pick} (last 200 lines, live)")
     st.code(jobs.read_log(pick, tail_lines=200) or "(nothing logged yet)", language=None, height=260)
 

@@ -147,6 +147,8 @@ def test_finetunes_page_starts_a_job_and_lists_it():
     again = open_page("pages/finetunes.py")
     assert not again.exception
     assert "completed" in again.dataframe[0].value["status"].tolist()
+    # what the job trained on, from its data.json: the tiny preset cuts at 512 tokens, and says so
+    assert any("over max_length 512 tokens, CUT" in c.value for c in again.caption), [c.value for c in again.caption]
     # "Evaluate when done" was on: an evaluation job of the final model follows by itself
     evals = [j for j in jobs.list_jobs() if j.kind == "eval"]
     assert evals and evals[0].model == f"job:{job.id}"

@@ -108,3 +108,18 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
         if isinstance(row, dict) and isinstance(row.get("step"), int):
             rows[row["step"]] = row
     return [rows[k] for k in sorted(rows)]
+
+
+def data_summary(folder: str | Path) -> str:
+    """One line on what a fine-tune trained on, from its data.json (written before training):
+    how many samples were selected, how many were over max_length and dropped or cut, the
+    longest kept. '' before the job has written it."""
+    path = Path(folder) / "data.json"
+    try:
+        stats = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return ""
+    over = stats.get("n_overlength", 0)
+    fate = f"dropped {stats.get('n_dropped', 0)}" if stats.get("overlength") == "drop" else f"CUT {stats.get('n_cut', 0)} (their tails are not trained on)"
+    return (f"Trained on {stats.get('n_trained', 0)} of {stats.get('n_selected', 0)} samples; {over} over max_length "
+            f"{stats.get('max_length')} tokens" + (f", {fate}" if over else "") + f"; longest kept {stats.get('longest_kept_tokens', 0):,} tokens.")
