@@ -30,7 +30,7 @@ models: $(STAMP)
 	$(PY) -m cuset.models coder-0.5b smollm2-135m tiny
 
 run: setup
-	$(VENV)/bin/streamlit run app.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true
+	$(PY) -m cuset.serve --server.address $(ADDRESS) --server.port $(PORT) --server.headless true
 
 test: setup
 	$(VENV)/bin/ruff check .

@@ -1,6 +1,6 @@
 """CuSeT Workbench dashboard: a router over the pages in `pages/`.
 
-    make run      # or: streamlit run app.py
+    make run      # or: python -m cuset.serve (streamlit run app.py, legacy pages/ routing off: see there)
 
 The navigation is drawn here with page links rather than Streamlit's automatic sidebar menu:
 the automatic menu also lists every file in `pages/` (helpers included) whenever a live

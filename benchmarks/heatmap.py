@@ -74,7 +74,7 @@ def serve(data: Path) -> tuple[subprocess.Popen, str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "CUSET_MODEL": "tiny", "CUSET_DATA": str(data)}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "cuset.serve", "--server.port", str(port)],
                             cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):

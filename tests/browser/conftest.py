@@ -34,13 +34,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url(_workspace: Path) -> Iterator[str]:
+def start_app(workspace: Path, log_name: str = "streamlit.log") -> tuple[subprocess.Popen, str]:
+    """A dashboard server on a free loopback port (the tiny model, `workspace`), started the
+    way `make run` starts it (cuset.serve); returns (process, url) once it answers."""
     port = _free_port()
-    env = {**os.environ, "CUSET_WORKSPACE": str(_workspace), "CUSET_MODEL": "tiny"}
-    log = open(_workspace / "streamlit.log", "w")  # noqa: SIM115 - closed below
+    env = {**os.environ, "CUSET_WORKSPACE": str(workspace), "CUSET_MODEL": "tiny"}
+    log = open(workspace / log_name, "w")  # noqa: SIM115 - the process owns it until it ends
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.address", "127.0.0.1",
+        [sys.executable, "-m", "cuset.serve", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true"],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
@@ -50,16 +51,19 @@ def app_url(_workspace: Path) -> Iterator[str]:
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
                 if response.status == 200:
-                    break
+                    return proc, url
         except OSError:
             time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail(f"streamlit did not start: {(_workspace / 'streamlit.log').read_text()[-2000:]}")
+    proc.kill()
+    pytest.fail(f"streamlit did not start: {(workspace / log_name).read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="session")
+def app_url(_workspace: Path) -> Iterator[str]:
+    proc, url = start_app(_workspace)
     yield url
     proc.terminate()
     proc.wait(timeout=10)
-    log.close()
 
 
 @pytest.fixture(scope="session")

@@ -184,3 +184,25 @@ def test_top_k_is_decoded_text_with_visible_whitespace(page, app_url):
     assert "Ġ" not in alternatives and "Ċ" not in alternatives  # byte-level BPE decoded
     assert "\\u" not in alternatives and '"' not in alternatives
     screenshot_element(page.locator("iframe").first, "heatmap-tooltip")
+
+
+def test_a_page_url_opened_first_on_a_fresh_server_gets_the_navigation(browser, tmp_path):
+    """Streamlit runs a pages/NAME.py on its own (legacy folder routing) when a server's first
+    session opens that page's URL, unless cuset.serve switched that routing off: then app.py
+    runs and draws the page links around the page."""
+    from tests.browser.conftest import start_app
+
+    proc, url = start_app(tmp_path, "fresh.log")
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(f"{url}/finetunes")
+        page.get_by_role("heading", name="Fine-tunes").first.wait_for(timeout=60_000)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        for name in ("Home", "Models", "Results", "Figures"):
+            assert sidebar.get_by_role("link", name=name).count() == 1, sidebar.inner_text()
+        assert "Page not found" not in page.inner_text("body")
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
