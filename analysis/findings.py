@@ -37,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     bars: dict[str, tqdm] = {}
 
     def progress(model: str, done: int, total: int) -> None:
-        bar = bars.setdefault(model, tqdm(total=total, desc=f"scoring {model}", unit="sample", file=sys.stderr))
+        if model not in bars:
+            bars[model] = tqdm(total=total, desc=f"scoring {model}", unit="sample", file=sys.stderr)
+        bar = bars[model]
         bar.update(done - bar.n)
 
     result = measure_models([m for m in args.models.split(",") if m], args.data, {k: int(v) for k, v in every.items()},

@@ -227,7 +227,7 @@ def cmd_prescore(args: argparse.Namespace) -> int:
                 bar.total = total
                 bar.update(done - bar.n)
 
-            result = ship_bundled(model, progress)
+            result = ship_bundled(model, progress, use_cache=not args.no_cache)
             bar.close()
             lines.append(f"{model}: {result['n_samples']} samples, {result['n_tokens']:,} tokens ({result['dtype']}) -> "
                          f"{SHIPPED_DIR / result['file']} ({result['bytes'] / 1e6:.1f} MB)")
@@ -279,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prescore", help="regenerate (or --check) the bundled corpus's shipped scores")
     p.add_argument("--model", action="append", help="model to ship scores for (repeatable; default coder-0.5b and smollm2-135m)")
     p.add_argument("--check", type=int, default=0, metavar="N", help="instead: re-score N random samples and compare with the shipped scores")
+    p.add_argument("--no-cache", action="store_true", help="score everything afresh (default: repack from the workspace cache and the shipped files)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--compact", action="store_true")
     p.add_argument("--quiet", action="store_true")

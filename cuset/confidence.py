@@ -221,7 +221,8 @@ def cached_scores(key: str, sample_id: str) -> TokenScores | None:
     return found if found is not None else _shipped(key, sample_id)
 
 
-def write_shipped(samples: Sequence[Sample], config: ScoreConfig, path: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+def write_shipped(samples: Sequence[Sample], config: ScoreConfig, path: Path, progress: Callable[[int, int], None] | None = None,
+                  use_cache: bool = True) -> dict[str, Any]:
     """Score `samples` (from the cache where possible) and write them as one compressed Parquet
     file that `cached_scores` reads (what ships in cuset/data/bundled/scores). Atomic: the file
     is written beside its target and renamed. Returns the manifest entry of the file."""
@@ -230,7 +231,7 @@ def write_shipped(samples: Sequence[Sample], config: ScoreConfig, path: Path, pr
 
     from cuset import models
 
-    scores, stats = score_samples(samples, config, progress)
+    scores, stats = score_samples(samples, config, progress, use_cache)  # use_cache=False: score afresh, ignore every cache
     tokenizer, resolved = models.load_tokenizer(config.model)
     keys = [render(s, tokenizer, config, resolved.fingerprint).key for s in samples]
     index, first = {}, 0
@@ -685,14 +686,15 @@ def shipped_manifest() -> dict[str, Any]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def ship_bundled(model: str, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Regenerate the shipped scores of the bundled corpus under `model` (its default dtype),
-    scoring from the workspace cache where possible; updates the manifest. What
-    `cuset prescore` runs."""
+def ship_bundled(model: str, progress: Callable[[int, int], None] | None = None, use_cache: bool = True) -> dict[str, Any]:
+    """Regenerate the shipped scores of the bundled corpus under `model` (its default dtype)
+    and update the manifest. With use_cache, scores come from the workspace cache and the
+    shipped files where they exist (a repack); without, everything is scored afresh. What
+    `cuset prescore [--no-cache]` runs."""
     from cuset.data import load
 
     config = ScoreConfig(model=model)
-    entry = write_shipped(load("bundled"), config, SHIPPED_DIR / f"{model}.parquet", progress)
+    entry = write_shipped(load("bundled"), config, SHIPPED_DIR / f"{model}.parquet", progress, use_cache)
     manifest = shipped_manifest() | {model: entry | {"made": time.strftime("%Y-%m-%d")}}
     tmp = SHIPPED_DIR / ".manifest.json.tmp"
     tmp.write_text(json.dumps(manifest, indent=2) + "\n")

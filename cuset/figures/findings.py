@@ -92,5 +92,9 @@ def findings_caption(result: dict[str, Any]) -> str:
     parts = [f"{r['title']}: sensitive {r['sensitive_05']:.1%} vs other {r['other_05']:.1%} with p ≥ 0.5; "
              f"{r['observed']:.1%} of low-confidence sensitive tokens in multi-token regions vs {r['baseline_mean']:.1%} "
              f"under permutation ({_p_text(r['p_value'], result.get('permutations', 0))})" for r in rows]
-    return ("The paper's two findings by model on the bundled corpus (" + str(result.get("permutations", "")) +
-            " permutations; low confidence = below each sample's 25% quantile, regions by gap clustering). " + "; ".join(parts) + ".")
+    objective = result.get("objective", {})
+    low = (f"below each sample's {objective.get('quantile', 0.25):.0%} quantile" if objective.get("threshold_mode", "quantile") == "quantile"
+           else f"p < {objective.get('tau')}")
+    method = objective.get("regions", {}).get("method", "gap")
+    return (f"The paper's two findings by model on the {result.get('data', 'bundled')} data ({result.get('permutations', '')} permutations; "
+            f"low confidence = {low}, regions by {method} clustering). " + "; ".join(parts) + ".")
