@@ -8,6 +8,7 @@ where .ci/run installs it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -132,3 +133,17 @@ def screenshot_element(locator, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     locator.screenshot(path=str(path))
     return path
+
+
+def heatmap_tooltip(page, app_url: str, nth: int) -> str:
+    """Open the heatmap page, hover the nth token that holds a word character, and return the
+    tooltip's text."""
+    page.goto(f"{app_url}/heatmap")
+    frame = page.frame_locator("iframe").first
+    token = frame.locator(".t", has_text=re.compile(r"\w")).nth(nth)
+    token.wait_for(timeout=90_000)
+    wait_idle(page)
+    token.hover()
+    tip = frame.locator("#tip")
+    tip.wait_for(state="visible")
+    return tip.inner_text()

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import metric_value, screenshot, screenshot_element, wait_idle
+from tests.browser.conftest import heatmap_tooltip, metric_value, screenshot, screenshot_element, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -171,15 +171,7 @@ def test_region_labels_never_cover_code_and_regions_hold_whole_identifiers(page,
 
 
 def test_top_k_is_decoded_text_with_visible_whitespace(page, app_url):
-    page.goto(f"{app_url}/heatmap")
-    frame = page.frame_locator("iframe").first
-    token = frame.locator(".t", has_text=re.compile(r"\w")).nth(12)
-    token.wait_for(timeout=90_000)
-    wait_idle(page)
-    token.hover()
-    tip = frame.locator("#tip")
-    tip.wait_for(state="visible")
-    text = tip.inner_text()
+    text = heatmap_tooltip(page, app_url, 12)
     alternatives = text.split("top-k:")[1]
     assert "Ġ" not in alternatives and "Ċ" not in alternatives  # byte-level BPE decoded
     assert "\\u" not in alternatives and '"' not in alternatives

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import metric_value, screenshot, wait_idle
+from tests.browser.conftest import heatmap_tooltip, metric_value, screenshot, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -23,15 +23,7 @@ def test_home_page(page, app_url):
 
 
 def test_heatmap_tooltip(page, app_url):
-    page.goto(f"{app_url}/heatmap")
-    frame = page.frame_locator("iframe").first
-    token = frame.locator(".t", has_text=re.compile(r"\w")).nth(10)
-    token.wait_for(timeout=90_000)
-    wait_idle(page)
-    token.hover()
-    tip = frame.locator("#tip")
-    tip.wait_for(state="visible")
-    text = tip.inner_text()
+    text = heatmap_tooltip(page, app_url, 10)
     assert "p = " in text and "entropy" in text and "rank" in text and "top-k" in text
     screenshot(page, "heatmap")
 
