@@ -48,6 +48,8 @@ class EvalConfig(ConfigFile):
     top_p: float = field(default=0.95, metadata={"help": "Nucleus sampling mass."})
     seed: int = field(default=42, metadata={"help": "Seed of generation (per task and sample) and of the checks' inputs."})
     max_new_tokens: int = field(default=1536, metadata={"help": "Reply length cap, tokens."})
+    batch_size: int = field(default=48, metadata={"help": "Replies generated together (GenerateConfig.batch_size)."})
+    dtype: str = field(default="auto", metadata={"help": "Generation dtype: auto (the model's own), float32 or bfloat16."})
     one_shot: bool = field(default=True, metadata={"help": "Show one example task and solution in the prompt."})
     trials: int = field(default=5, metadata={"help": "Correctness trials per candidate, each on fresh inputs from its own distribution."})
     tolerance: str = field(default="v0", metadata={"help": "Tolerance profile: 'v0' (atol = rtol = 1e-2, KernelBench v0.1) or 'strict' (fp32 1e-4, fp16/bf16 1e-2)."})
@@ -76,6 +78,12 @@ class EvalConfig(ConfigFile):
         check_policy(self.static_policy)
         if self.trials < 1 or self.timeout_s <= 0:
             raise ValueError("trials must be >= 1 and timeout_s > 0")
+        from cuset.generate.config import DTYPES
+
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size={self.batch_size}: use at least 1")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype={self.dtype!r}: use one of {', '.join(DTYPES)}")
         self.levels = [int(x) for x in self.levels]
         self.families = [str(x) for x in self.families]
 
@@ -150,7 +158,8 @@ def build_candidates(config: EvalConfig, tasks: list[Any], progress: Progress | 
     from cuset.generate import GenerateConfig, generate
 
     gcfg = GenerateConfig(model=config.model, n_samples=config.n_samples, temperature=config.temperature, top_p=config.top_p,
-                          seed=config.seed, max_new_tokens=config.max_new_tokens, one_shot=config.one_shot)
+                          seed=config.seed, max_new_tokens=config.max_new_tokens, one_shot=config.one_shot,
+                          batch_size=config.batch_size, dtype=config.dtype)
     result = generate({t.id: t.task_text for t in tasks}, gcfg,
                       progress=(lambda d, n: progress("generating", d, n)) if progress else None)
     by_id = {t.id: t for t in tasks}

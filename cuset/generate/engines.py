@@ -154,6 +154,7 @@ class TransformersEngine:
         self.model = model
         self.tokenizer = tokenizer
         self.source = source
+        self.dtype = str(getattr(model, "dtype", "")).removeprefix("torch.")
         self.stops = stop_token_ids(tokenizer, model)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else self.stops[0])
@@ -211,7 +212,7 @@ class VLLMEngine:
         from transformers import AutoTokenizer
 
         self.source = source
-
+        self.dtype = dtype
         path = merged_folder(source, dtype) if source.kind == "lora" else source.path
         self.tokenizer = AutoTokenizer.from_pretrained(source.tokenizer)
         self.llm = vllm.LLM(model=path, tokenizer=source.tokenizer, dtype=dtype)
@@ -269,9 +270,19 @@ def pick_engine(name: str) -> str:
     return "vllm" if torch.cuda.is_available() else "transformers"
 
 
+def resolve_dtype(dtype: str, source: ModelSource) -> str:
+    """A config's dtype with 'auto' replaced by the model's own (a fine-tune's base model's)."""
+    if dtype != "auto":
+        return dtype
+    from cuset.models import default_score_dtype
+
+    return default_score_dtype(source.base or source.spec)
+
+
 def make_engine(config: GenerateConfig, source: ModelSource | None = None) -> Engine:
-    """Load `config.model` into the engine `config.engine` picks."""
+    """Load `config.model` into the engine `config.engine` picks, in its resolved dtype."""
     source = source or resolve_source(config.model)
+    dtype = resolve_dtype(config.dtype, source)
     if pick_engine(config.engine) == "vllm":
-        return VLLMEngine(source, config.dtype)
-    return TransformersEngine.load(source, config.dtype, pick_device(config.device))
+        return VLLMEngine(source, dtype)
+    return TransformersEngine.load(source, dtype, pick_device(config.device))

@@ -162,6 +162,8 @@ def generate(
         "finished_eos": sum(c.finish_reason == "eos" for c in completions),
         "with_code": sum(bool(g.code) for samples in generations.values() for g in samples),
         "engine": engine.name,
+        "dtype": getattr(engine, "dtype", config.dtype),
+        "batch_size": config.batch_size,
     }
     model = engine.source.to_dict() if engine.source is not None else {"spec": config.model}
     return GenerateResult(generations, config, model, stats)
