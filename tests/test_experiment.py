@@ -192,6 +192,27 @@ def test_results_from_a_hand_built_result_store(tmp_path, monkeypatch):
     assert json.loads((out / "summary.json").read_text())["candidates"] == 4
 
 
+def test_a_fresh_workspace_keeps_the_committed_rows_of_finished_evaluations(tmp_path, monkeypatch):
+    """The results folder travels with the repo, the result store does not: a unit done on
+    another machine keeps its committed rows; rows of units not done are not invented."""
+    from cuset.experiment.runner import committed_candidates, progress_of, write_results_of
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh-ws"))
+    config = ExperimentConfig.from_dict(TINY)
+    units = plan(config)
+    out = tmp_path / "out"
+    row = {"model": "tiny", "seed": 42, "mode": "greedy", "task": "L1_0", "level": 1, "split": "in_distribution", "family": "elementwise",
+           "sample": 0, "status": "correct", "compiled": True, "correct": True, "error_line": None, "error": ""}
+    write_results(out, pd.DataFrame([{**row, "method": "sft"}, {**row, "method": "cuset", "correct": False, "status": "wrong_output"}]))
+    state = State(out / "state.json")
+    state.units["eval/tiny/sft/s42/greedy"] = UnitState(status="done", job=7, run_id=99)  # run 99: not in this store
+    kept = collect(units, state, committed_candidates(out))
+    assert list(kept["method"]) == ["sft"] and bool(kept.iloc[0]["correct"])  # cuset's unit is not done: its row is dropped
+    assert committed_candidates(tmp_path / "nowhere") is None
+    write_results_of(config, units, state, out, progress_of(config, units, state))
+    assert len(read_results(out)[0]) == 1
+
+
 def test_candidate_rows_leave_out_runs_of_other_experiments():
     frame = pd.DataFrame([{"run_id": r, "task_id": "t", "sample": 0, "level": 1, "family": "", "split": "", "status": "correct",
                            "compiled": True, "correct": True, "message": "", "error_line": None, "model": "x", "method": "y"} for r in (1, 2)])

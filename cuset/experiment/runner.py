@@ -183,6 +183,10 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
         if us.job is None:
             if unit.needs:
                 need = state.units.get(unit.needs)
+                if need is not None and need.status == DONE and need.job is not None and not _job_exists(store, need.job):
+                    events.append(f"{unit.needs}: its job {need.job} is not in this workspace (its model with it); training again")
+                    need.status, need.job, need.attempts = PENDING, None, 0
+                    continue
                 if need is None or need.status != DONE:
                     us.status = FAILED if need is not None and need.status == FAILED else WAITING
                     if us.status == FAILED:
@@ -205,6 +209,16 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
             events.append(event)
     state.save()
     return events
+
+
+def _job_exists(store: Any, job_id: int) -> bool:
+    from cuset import jobs
+
+    try:
+        store.get(job_id)
+    except jobs.JobError:
+        return False
+    return True
 
 
 @dataclass
@@ -254,17 +268,47 @@ def progress_of(config: ExperimentConfig, units: list[Unit], state: State) -> Pr
     return Progress(done, failed, len(units), eta, active)
 
 
-def collect(units: list[Unit], state: State) -> Any:
-    """The candidates table of every finished evaluation unit (from the result store)."""
-    from cuset.evaluate.results import ResultStore
-    from cuset.experiment.results import candidate_rows
-
-    runs = {state.units[u.key].run_id: u.run_info for u in units
-            if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE and state.units[u.key].run_id is not None}
-    frame = ResultStore().frame(list(runs)) if runs else None
+def collect(units: list[Unit], state: State, committed: Any = None) -> Any:
+    """The candidates table of every finished evaluation unit: from the result store, or, for a
+    unit whose run is not in this workspace's store (a fresh clone, a replaced machine), from
+    the rows the results folder already holds (`committed`, its candidates.csv)."""
     import pandas as pd
 
-    return candidate_rows(frame if frame is not None else pd.DataFrame(), runs)
+    from cuset.evaluate.results import ResultStore
+    from cuset.experiment.results import CANDIDATE_COLUMNS, candidate_rows
+
+    done = [u for u in units if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE]
+    runs = {state.units[u.key].run_id: u.run_info for u in done if state.units[u.key].run_id is not None}
+    frame = ResultStore().frame(list(runs)) if runs else None
+    fresh = candidate_rows(frame if frame is not None else pd.DataFrame(), runs)
+    if committed is None or committed.empty:
+        return fresh
+    have = set(fresh[["model", "method", "seed", "mode"]].astype(str).itertuples(index=False, name=None)) if len(fresh) else set()
+    wanted = {(u.model, u.method, str(u.seed), u.mode) for u in done}
+    keys = committed[["model", "method", "seed", "mode"]].astype(str).apply(tuple, axis=1)
+    kept = committed[keys.isin(wanted - have)]
+    if kept.empty:
+        return fresh
+    merged = pd.concat([fresh, kept[list(CANDIDATE_COLUMNS)]], ignore_index=True) if len(fresh) else kept[list(CANDIDATE_COLUMNS)]
+    from cuset.experiment.results import _method_key
+
+    return merged.sort_values(["model", "method", "seed", "mode", "task", "sample"], key=_method_key).reset_index(drop=True)
+
+
+def committed_candidates(out: Path) -> Any:
+    """The results folder's candidates.csv as a frame (None when there is none yet)."""
+    import pandas as pd
+
+    path = Path(out) / "candidates.csv"
+    if not path.is_file():
+        return None
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except pd.errors.EmptyDataError:
+        return None
+    if "error_line" in frame.columns:
+        frame["error_line"] = frame["error_line"].astype("Int64")
+    return frame
 
 
 def write_configs(config: ExperimentConfig, units: list[Unit], state: State, out_dir: Path) -> list[Path]:
@@ -309,6 +353,8 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, poll_s: float 
             on_progress(progress, events)
         if progress.finished or not wait:
             break
+        if any(e.startswith("eval/") and ": done" in e for e in events):  # commit-able after every evaluation
+            write_results_of(config, units, state, out, progress)
         time.sleep(poll_s)
     write_results_of(config, units, state, out, progress)
     return progress
@@ -323,7 +369,7 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
     failed = {k: v.error for k, v in state.units.items() if v.status == FAILED}
     minutes = {u.key: round((state.units[u.key].finished - state.units[u.key].started) / 60, 1) for u in units
                if u.key in state.units and state.units[u.key].finished and state.units[u.key].started}
-    return write_results(out, collect(units, state), {"experiment": config.name, "units": len(units), "done": progress.done,
+    return write_results(out, collect(units, state, committed_candidates(out)), {"experiment": config.name, "units": len(units), "done": progress.done,
                                                        "failed": failed, "unit_minutes": minutes})
 
 

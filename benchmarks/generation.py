@@ -1,0 +1,196 @@
+"""Generation speed: the evaluation's decoding paths side by side, against the memory-bandwidth limit.
+
+    python -m benchmarks.generation            # coder-0.5b, the bundled tasks' real prompts, 64 decoding steps
+    python -m benchmarks.generation --small    # smollm2-135m, 8 steps, batches up to 8 (what CI runs)
+    python -m benchmarks.generation --model smollm2-135m
+
+Each row is one way of decoding with transformers' `generate` on this CPU (dtype x batch):
+"float32 x 4" is the evaluation path before this benchmark existed, the row marked `*` the
+one evaluations use now (GenerateConfig: dtype auto = the model's own, batch 48). Prompts are
+the one-shot prompts of the bundled suite's tasks (as evaluations build them), cut to a common
+length so that every row decodes the same shapes. Decoding speed comes from two runs per row
+that differ only in the number of new tokens (n_short, n_long): steps/s = (n_long - n_short) /
+(t_long - t_short), so the prefill cancels out; tokens/s = steps/s x batch.
+
+Bandwidth limit: one decoding step reads every weight matrix once (the embedding table only
+through the vocabulary projection; a lookup reads a few rows), whatever the batch. Bytes per
+step x steps/s over the copy bandwidth measured in this run (best of several 512 MiB tensor
+copies, read + write counted) is the fraction of the limit. At batch 1 that fraction is what an
+engine can improve; at wide batches a step is bound by compute, and the FLOP figure (2 x matmul
+parameters x batch per step over the best bf16/fp32 matmul rate measured here) says how much.
+
+Agreement: the greedy replies of each dtype against float32 at batch 1 (the reference path),
+token for token on the first prompts: the share of positions identical up to the first
+difference. bfloat16 rounds the logits, so replies may part where two tokens are nearly tied.
+
+Other engines: llama-cpp-python has no binary wheel on the package index this machine reaches
+(a source build needs cmake and a compile of llama.cpp), vLLM's CPU build is not on PyPI, and
+OpenVINO GenAI (a wheel exists) needs the model exported to OpenVINO IR through optimum-intel;
+none is measured here, and each gets a line saying so rather than being left out silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+
+def copy_bandwidth(mib: int = 512, repeats: int = 5) -> float:
+    """Best bytes/s of a tensor copy (read + write) over `repeats` tries."""
+    import torch
+
+    src = torch.ones(mib * 1024 * 1024 // 4, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    best = 0.0
+    for _ in range(repeats):
+        started = time.perf_counter()
+        dst.copy_(src)
+        best = max(best, 2 * src.numel() * 4 / (time.perf_counter() - started))
+    return best
+
+
+def matmul_flops(dtype: Any, n: int = 1024, repeats: int = 3) -> float:
+    """Best FLOP/s of an n^3 matmul in `dtype`."""
+    import torch
+
+    a = torch.randn(n, n).to(dtype)
+    b = torch.randn(n, n).to(dtype)
+    torch.mm(a, b)
+    best = 0.0
+    for _ in range(repeats):
+        started = time.perf_counter()
+        torch.mm(a, b)
+        best = max(best, 2 * n**3 / (time.perf_counter() - started))
+    return best
+
+
+def step_bytes(model: Any) -> tuple[int, int]:
+    """(bytes, parameters) one decoding step reads: every matrix of a linear layer including the
+    vocabulary projection; the input embedding only when it is not the projection itself (a
+    lookup reads a few rows: counted as nothing)."""
+    embed = model.get_input_embeddings().weight
+    head = model.get_output_embeddings().weight
+    total = n = 0
+    for p in model.parameters():  # a tied projection is listed once
+        if p is embed and p is not head:
+            continue
+        total += p.numel() * p.element_size()
+        n += p.numel()
+    return total, n
+
+
+def prompts(tokenizer: Any, n: int, length: int) -> list[list[int]]:
+    """The one-shot prompts of the first n bundled tasks, each cut to its last `length` tokens."""
+    from cuset.evaluate.suite.bundled import load_suite
+    from cuset.generate.prompts import build_prompt, encode_prompt, load_one_shot, render_prompt
+
+    example = load_one_shot(True)
+    tasks = load_suite("bundled")
+    out = []
+    for i in range(n):
+        task = tasks[i % len(tasks)]
+        ids = encode_prompt(render_prompt(build_prompt(task.task_text, example), tokenizer), tokenizer)
+        out.append(ids[-length:])
+    return out
+
+
+def decode_rate(engine: Any, rows: list[list[int]], n_short: int, n_long: int) -> tuple[float, list[list[int]]]:
+    """Decoding steps/s of a batch (prefill cancelled out) and the long run's token ids."""
+    from cuset.generate.config import GenerateConfig
+    from cuset.generate.engines import Request
+
+    requests = [Request(r, i) for i, r in enumerate(rows)]
+    seconds, tokens = {}, []
+    for n in (n_short, n_long):
+        config = GenerateConfig(batch_size=len(rows), max_new_tokens=n, temperature=0.0)
+        started = time.perf_counter()
+        done = engine.run(requests, config)
+        seconds[n] = time.perf_counter() - started
+        tokens = [c.token_ids for c in done]
+    return (n_long - n_short) / max(seconds[n_long] - seconds[n_short], 1e-9), tokens
+
+
+def agreement(reference: list[list[int]], other: list[list[int]]) -> float:
+    """Share of reference positions matched before the first difference, over all rows."""
+    same = total = 0
+    for a, b in zip(reference, other):
+        k = 0
+        while k < min(len(a), len(b)) and a[k] == b[k]:
+            k += 1
+        same += k
+        total += len(a)
+    return same / total if total else 1.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--small", action="store_true", help="quick size for CI")
+    ap.add_argument("--model", default="", help="default: coder-0.5b (--small: smollm2-135m)")
+    args = ap.parse_args(argv)
+    args.model = args.model or ("smollm2-135m" if args.small else "coder-0.5b")
+    import torch
+
+    from cuset import models
+    from cuset.generate.engines import TransformersEngine
+
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if args.small:
+        n_short, n_long, length, batches, n_agree = 4, 12, 128, (1, 4, 8), 2
+    else:
+        n_short, n_long, length, batches, n_agree = 16, 80, 1024, (1, 4, 16, 48), 4
+    own = models.default_score_dtype(args.model)
+    widest = max(batches)
+    rows_plan = [("float32", 1), ("float32", 4), ("bfloat16", 1), ("bfloat16", 4)] + [(own, b) for b in batches if b > 4]
+    bandwidth = copy_bandwidth(128 if args.small else 512)
+    peak = {"float32": matmul_flops(torch.float32, 512 if args.small else 1024),
+            "bfloat16": matmul_flops(torch.bfloat16, 512 if args.small else 1024)}
+    print(f"{args.model}: copy bandwidth {bandwidth / 1e9:.1f} GB/s; matmul peak float32 {peak['float32'] / 1e9:.0f} "
+          f"GFLOP/s, bfloat16 {peak['bfloat16'] / 1e9:.0f} GFLOP/s; prompts {length} tokens, steps {n_short}->{n_long}")
+    engines: dict[str, Any] = {}
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    replies: dict[str, list[list[int]]] = {}
+    for dtype, batch in rows_plan:
+        if dtype not in engines:
+            engines.clear()
+            engines[dtype] = TransformersEngine.load(args.model, dtype, "cpu")
+        engine = engines[dtype]
+        rows = prompts(engine.tokenizer, batch, length)
+        rate, tokens = decode_rate(engine, rows, n_short, n_long)
+        nbytes, nparams = step_bytes(engine.model)
+        results[(dtype, batch)] = {"steps_s": rate, "tok_s": rate * batch, "bw": nbytes * rate / bandwidth,
+                                   "flop": 2 * nparams * batch * rate / peak[dtype], "gb": nbytes / 1e9}
+        if batch == 1:
+            agree_rows = prompts(engine.tokenizer, n_agree, length)
+            _, replies[dtype] = decode_rate(engine, agree_rows, 1, n_long)
+    engines.clear()
+    base = results[("float32", 4)]["tok_s"]
+    chosen_dtype = own
+    chosen = results[(chosen_dtype, widest)]
+    print(f"{'path':<28}{'steps/s':>9}{'tokens/s':>10}{'x old':>7}{'GB/step':>9}{'of bandwidth':>14}{'of matmul peak':>16}")
+    for (dtype, batch), r in results.items():
+        mark = " *" if (dtype, batch) == (chosen_dtype, widest) else ("  (old path)" if (dtype, batch) == ("float32", 4) else "")
+        print(f"{'transformers ' + dtype + ' x' + str(batch):<28}{r['steps_s']:>9.2f}{r['tok_s']:>10.1f}{r['tok_s'] / base:>7.2f}"
+              f"{r['gb']:>9.2f}{r['bw']:>14.2f}{r['flop']:>16.2f}{mark}")
+    for name, why in (("llama-cpp-python", "no binary wheel on the package index (a source build of llama.cpp)"),
+                      ("vllm (CPU)", "its CPU build is not on PyPI"),
+                      ("openvino-genai", "needs the model exported to OpenVINO IR (optimum-intel)")):
+        print(f"{name:<28} not measured: {why}")
+    agree = agreement(replies["float32"], replies["bfloat16"])
+    print(f"greedy agreement bfloat16 vs float32 (batch 1, {n_agree} prompts x {n_long} tokens): {agree:.1%} of positions before the first difference")
+    figures = {
+        "generation_old_tok_s": round(base, 2),
+        "generation_current_tok_s": round(chosen["tok_s"], 2),
+        "generation_speedup_vs_old": round(chosen["tok_s"] / base, 2),
+        "generation_speedup_same_batch": round(results[(own, 4)]["tok_s"] / base, 2),
+        "generation_bandwidth_fraction_batch1": round(results[(own, 1)]["bw"], 3),
+        "generation_flop_fraction_current": round(chosen["flop"], 3),
+        "generation_bf16_agreement": round(agree, 3),
+    }
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
