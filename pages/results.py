@@ -8,7 +8,10 @@ from cuset.evaluate.evaluation import EvalConfig, submit_evaluation
 from cuset.evaluate.evidence import candidate_heatmap
 from cuset.evaluate.metrics import pass_at_k_table, summarise
 from cuset.evaluate.results import ResultStore, results_csv
+from cuset.experiment import RESULTS_DIR, list_experiments, load_experiment, read_results
+from cuset.experiment.background import following, log_tail, start, units_table
 from cuset.failures import run_failures
+from cuset.figures.experiment import experiment_figure
 from cuset.overview import job_rows, local_time, run_model, run_names
 from pages.common import follow, job_table, sidebar
 
@@ -63,6 +66,50 @@ if active:
         except jobs.JobError as exc:  # it ended meanwhile
             st.info(str(exc))
         st.rerun()
+
+st.subheader("Experiments")
+names_x = list_experiments()
+if names_x:
+    pick_x, go_x = st.columns([3, 1])
+    exp_name = pick_x.selectbox("Experiment (analysis/experiments/NAME.yaml)", names_x, key="ex_pick")
+    try:
+        exp = load_experiment(exp_name)
+        unit_rows, exp_progress = units_table(exp_name)
+    except ValueError as exc:
+        st.error(str(exc))
+    else:
+        running_pid = following(exp_name)
+        label = "Running in the background" if running_pid else ("Finished: rerun to rewrite results" if exp_progress.finished else "Start / resume in the background")
+        if go_x.button(label, key="ex_start", disabled=bool(running_pid)):
+            try:
+                st.success(f"Started `python -m analysis.experiment {exp_name}` (process {start(exp_name)}): its jobs show on the Fine-tunes page and above.")
+            except ValueError as exc:
+                st.error(str(exc))
+        st.caption(exp.description)
+        hours, rest = divmod(int(exp_progress.eta_s), 3600)
+        st.progress(exp_progress.done / max(exp_progress.total, 1),
+                    text=f"{exp_progress.done} of {exp_progress.total} units done, {exp_progress.failed} failed"
+                         + ("" if exp_progress.finished else f"; about {hours} h {rest // 60:02d} min left"))
+        with st.expander("Units (fine-tunes and evaluation passes)", expanded=False):
+            st.dataframe(unit_rows, hide_index=True, key="ex_units")
+            tail = log_tail(exp_name, 8)
+            if tail:
+                st.code(tail, language=None)
+        try:
+            _, exp_summary, exp_paired = read_results(RESULTS_DIR / exp.name)
+        except ValueError:
+            st.info(f"No results for {exp_name} yet: they appear here after its first evaluation pass finishes.")
+        else:
+            if exp_summary.empty:
+                st.info(f"No evaluated candidates in analysis/results/{exp.name}/ yet.")
+            else:
+                st.markdown("pass@1 by method, with 95% intervals (Wilson with one candidate per task, else a bootstrap over tasks)")
+                st.dataframe(exp_summary, hide_index=True, key="ex_summary")
+                st.markdown("Each method against sft, paired by task (bootstrap 95% interval of the difference; exact sign test)")
+                st.dataframe(exp_paired, hide_index=True, key="ex_paired")
+                st.pyplot(experiment_figure({exp.name: (exp_summary, exp_paired)}), clear_figure=True)
+else:
+    st.info("No experiments in analysis/experiments/.")
 
 runs = store.runs()
 if runs.empty:

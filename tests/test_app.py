@@ -330,3 +330,37 @@ def test_figures_button_is_disabled_while_a_figures_job_is_queued(tmp_path, monk
     app.button(key="fig_cancel").click().run()
     assert jobs.get(job.id).status == "cancelled"
     assert not app.button(key="fig_regenerate").disabled
+
+
+def test_results_page_shows_an_experiment_its_units_table_and_paired_comparison(tmp_path, monkeypatch):
+    """A committed results folder is drawn without rerunning anything: the experiment's
+    progress, its summary with intervals and the comparison with sft, paired by task."""
+    import pandas as pd
+
+    import cuset.experiment
+    import cuset.experiment.background
+    from cuset.experiment import write_results
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    results = tmp_path / "results"
+    for module in (cuset.experiment, cuset.experiment.background):
+        monkeypatch.setattr(module, "RESULTS_DIR", results)
+    row = {"model": "smollm2-135m", "seed": 42, "mode": "greedy", "level": 1, "split": "in_distribution", "family": "elementwise",
+           "sample": 0, "compiled": True, "error_line": None, "error": ""}
+    outcomes = {"sft": [True, False, False], "cuset": [True, True, False]}
+    write_results(results / "cpu-135m", pd.DataFrame([{**row, "method": m, "task": f"L1_{i}", "correct": ok, "status": "correct" if ok else "wrong_output"}
+                                                      for m, oks in outcomes.items() for i, ok in enumerate(oks)]))
+    app = open_page("pages/results.py")
+    assert any(h.value == "Experiments" for h in app.subheader)
+    assert app.selectbox(key="ex_pick").options == ["cpu-135m", "cpu-coder"]
+    assert "0 of 12 units done" in app.get("progress")[0].proto.text, [i.value for i in app.info]
+    assert not app.error, [e.value for e in app.error]
+    frames = [d.value for d in app.dataframe]
+    assert [f["status"].tolist() for f in frames if "unit" in f.columns] == [["pending"] * 12]
+    summary = next(f for f in frames if "pass@1" in f.columns)
+    overall = summary[(summary["by"] == "all") & (summary["method"] == "cuset")].iloc[0]
+    assert overall["pass@1"] == pytest.approx(2 / 3) and overall["pass@1_low"] < overall["pass@1"] < overall["pass@1_high"]
+    paired = next(f for f in frames if "reference" in f.columns)
+    assert paired.iloc[0]["method"] == "cuset" and paired.iloc[0]["diff"] == pytest.approx(1 / 3)
+    app.selectbox(key="ex_pick").set_value("cpu-coder").run()
+    assert any("No results for cpu-coder yet" in i.value for i in app.info)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -264,3 +265,28 @@ def test_the_main_figure_and_table_come_from_the_results_files_alone(tmp_path):
     assert "cuset (greedy) +50.0 points" in caption and "p = 0.5" in caption  # 2 wins, 0 losses: p = 2 / 4
     files = save_figure(experiment_figure(results), tmp_path / "figs", "experiments", ["svg"])
     assert files["svg"].stat().st_size > 5000
+
+
+def test_a_background_follower_is_seen_and_not_started_twice(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from cuset.experiment import background
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    with pytest.raises(ValueError, match="no-such-experiment"):
+        background.start("no-such-experiment")
+    assert background.following("cpu-135m-test-name") is None
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "analysis.experiment", "cpu-135m-test-name"])
+    try:
+        deadline = time.time() + 10
+        while background.following("cpu-135m-test-name") != proc.pid and time.time() < deadline:
+            time.sleep(0.1)
+        assert background.following("cpu-135m-test-name") == proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+    assert background.following("cpu-135m-test-name") is None
+    monkeypatch.setattr(background, "following", lambda name: 4321)
+    with pytest.raises(ValueError, match="already running \\(process 4321\\)"):
+        background.start("cpu-135m")

@@ -259,7 +259,7 @@ def progress_of(config: ExperimentConfig, units: list[Unit], state: State) -> Pr
             done += 1
         elif us.status == FAILED:
             failed += 1
-        elif us.job is not None:
+        elif us.job is not None and _job_exists(store, us.job):
             job = store.get(us.job)
             active.append(f"{unit.key} (job {job.id}: {job.status}, {job.phase})")
             eta += job.eta_s if job.status == "running" and job.eta_s is not None else per_unit[unit.estimate_key]
