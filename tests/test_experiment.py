@@ -290,3 +290,44 @@ def test_a_background_follower_is_seen_and_not_started_twice(tmp_path, monkeypat
     monkeypatch.setattr(background, "following", lambda name: 4321)
     with pytest.raises(ValueError, match="already running \\(process 4321\\)"):
         background.start("cpu-135m")
+
+
+def test_fine_tunes_queue_one_at_a_time_so_evaluations_come_first(tmp_path, monkeypatch):
+    """With a fine-tune waiting in the queue the next one is not submitted; once the first
+    finishes, its evaluation is submitted before the second fine-tune."""
+    from types import SimpleNamespace
+
+    from cuset import jobs
+    from cuset.evaluate import evaluation
+    from cuset.experiment import runner
+
+    book: dict[int, SimpleNamespace] = {}
+
+    def submit(cfg):  # noqa: ANN001
+        job = SimpleNamespace(id=len(book) + 1, status="queued", kind="train" if hasattr(cfg, "lora_r") else "eval",
+                              result={}, started=None, finished=None, error="")
+        book[job.id] = job
+        return job
+
+    class Store:
+        def get(self, job_id):  # noqa: ANN001
+            if job_id not in book:
+                raise jobs.JobError(f"no job {job_id}")
+            return book[job_id]
+
+    monkeypatch.setattr(jobs, "submit", submit)
+    monkeypatch.setattr(jobs, "JobStore", Store)
+    monkeypatch.setattr(evaluation, "submit_evaluation", submit)
+    config = ExperimentConfig.from_dict({**TINY, "evaluation": {**TINY["evaluation"]}})
+    units = plan(config)
+    state = State(tmp_path / "state.json")
+    runner.advance(config, units, state)
+    assert [j.kind for j in book.values()] == ["train"]  # sft's fine-tune only
+    runner.advance(config, units, state)
+    assert len(book) == 1
+    book[1].status = "running"
+    runner.advance(config, units, state)
+    assert [j.kind for j in book.values()] == ["train", "train"]  # the queue is free: cuset's fine-tune
+    book[1].status = "completed"
+    runner.advance(config, units, state)
+    assert [j.kind for j in book.values()] == ["train", "train", "eval"]  # sft's evaluation, before any third fine-tune

@@ -13,7 +13,9 @@ about every job) and `state.json` in the results folder (which job belongs to wh
 attempts, run ids). Each pass of the loop:
 
     unit done                   -> skip
-    no job yet                  -> submit it once what it needs is done (an evaluation needs its fine-tune)
+    no job yet                  -> submit it once what it needs is done (an evaluation needs its fine-tune;
+                                   a fine-tune waits while another of the experiment's is queued, so the
+                                   evaluations of each finished fine-tune go first)
     job queued / running        -> wait (its ETA feeds the experiment's)
     job completed               -> done (an evaluation also records its run id)
     job failed / lost / cancelled -> resume it (a fine-tune from its last checkpoint), up to
@@ -176,9 +178,16 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
 
     events = []
     store = jobs.JobStore()
+    # One fine-tune waits in the queue at a time: the evaluations of a finished fine-tune are
+    # submitted before the next fine-tune is, so results arrive method by method.
+    train_queued = any(u.kind == "train" and state.of(u).job is not None and state.of(u).status == ACTIVE
+                       and _job_status(store, state.of(u).job) == "queued" for u in units)
     for unit in units:
         us = state.of(unit)
         if us.status in (DONE, FAILED):
+            continue
+        if us.job is None and unit.kind == "train" and train_queued:
+            us.status = WAITING
             continue
         if us.job is None:
             if unit.needs:
@@ -194,6 +203,7 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
                     continue
             cfg = unit_config(config, unit, state)
             job = jobs.submit(cfg) if unit.kind == "train" else submit_evaluation(cfg)
+            train_queued = train_queued or unit.kind == "train"
             us.job, us.attempts, us.status, us.started = job.id, 1, ACTIVE, time.time()
             events.append(f"{unit.key}: submitted as job {job.id}")
             state.save()
@@ -209,6 +219,15 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
             events.append(event)
     state.save()
     return events
+
+
+def _job_status(store: Any, job_id: int) -> str:
+    from cuset import jobs
+
+    try:
+        return store.get(job_id).status
+    except jobs.JobError:
+        return ""
 
 
 def _job_exists(store: Any, job_id: int) -> bool:
