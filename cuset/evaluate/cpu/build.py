@@ -232,9 +232,33 @@ def _deliver(b: Build, output: Path | None) -> Build:
     return b
 
 
+_LINKER = re.compile(r"undefined reference to|multiple definition of|^\S*\bld(\.\w+)?: |first defined here|relocation .* against")
+_TMP_OBJECT = re.compile(r"/tmp/cc\w+\.o: ")
+
+
 def _clean(stderr: str, root: Path) -> str:
-    """g++'s errors without our header's internals; mirror paths mapped back to originals."""
-    text = stderr.replace(str(root), "")
-    keep = [ln for ln in text.splitlines() if "cuset_cuda.h" not in ln and "cuset_runtime_api.h" not in ln and ln.strip()]
-    errors = [ln for ln in keep if ": error:" in ln]
-    return "\n".join(errors[:20] or keep[:20])
+    """g++'s and the linker's errors, mirror paths mapped back to the user's files.
+
+    Kept: every `error:` line; the linker's own lines (the undefined or doubly defined symbol
+    and the function that refers to it: "collect2: ld returned 1" alone tells nobody what is
+    missing); and before an error inside a system or emulator header (deep in <tuple>, say)
+    the user's line that instantiated it ("required from here"). Other lines of the emulator's
+    headers are dropped."""
+    text = _TMP_OBJECT.sub("", stderr.replace(str(root), ""))
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    out: list[str] = []
+    instantiated_at = ""
+    for ln in lines:
+        user = not (str(INCLUDE_DIR) in ln or "cuset_cuda.h" in ln or "cuset_runtime_api.h" in ln or ln.startswith("/usr/"))
+        if _LINKER.search(ln) or ln.startswith("collect2:"):
+            out.append(ln.strip())
+        elif ": error:" in ln or ": fatal error:" in ln:
+            if not user and instantiated_at:
+                out.append(instantiated_at)
+            out.append(ln)
+            instantiated_at = ""
+        elif "required from here" in ln and user:
+            instantiated_at = ln
+    if not out:
+        out = [ln for ln in lines if str(INCLUDE_DIR) not in ln][:20]
+    return "\n".join(list(dict.fromkeys(out))[:30])

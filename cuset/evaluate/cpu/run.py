@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,25 +60,33 @@ class ProgramResult:
     stderr: str = ""
     build: Build | None = None
     message: str = ""
+    wall_s: float = 0.0  # the program's own run, wall clock (the build is in build.compile_s)
 
     @property
     def ran(self) -> bool:
         return self.exit_code is not None
 
 
-def execute(binary: Path, args: list[str] = (), options: RunOptions | None = None, timeout: float = 60.0, input_bytes: bytes | None = None) -> ProgramResult:
-    """Run a built program and name what happened."""
+def execute(binary: Path, args: list[str] = (), options: RunOptions | None = None, timeout: float = 60.0, input_bytes: bytes | None = None,
+            cwd: Path | None = None) -> ProgramResult:
+    """Run a built program (in `cwd`, default: here) and name what happened."""
     env = {**os.environ, **(options or RunOptions()).env()}
+    t0 = time.perf_counter()
     proc = subprocess.Popen([str(binary), *args], stdin=subprocess.PIPE if input_bytes else subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, start_new_session=True)
+                            stderr=subprocess.PIPE, env=env, start_new_session=True, cwd=cwd)
     try:
         out, err = proc.communicate(input_bytes, timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        return ProgramResult("timeout", None, out.decode(errors="replace"), err.decode(errors="replace"), message=f"no exit within {timeout:g} s")
-    code = proc.returncode
-    stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
+        return ProgramResult("timeout", None, out.decode(errors="replace"), err.decode(errors="replace"), message=f"no exit within {timeout:g} s",
+                             wall_s=time.perf_counter() - t0)
+    result = _classify(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+    result.wall_s = time.perf_counter() - t0
+    return result
+
+
+def _classify(code: int, stdout: str, stderr: str) -> ProgramResult:
     if code == 0:
         return ProgramResult("ok", 0, stdout, stderr)
     if code == EXIT_DEVICE_FAULT:

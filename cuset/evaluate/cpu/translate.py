@@ -33,15 +33,20 @@ from cuset.sensitivity.treesitter import parser
 
 SYNC_TOKENS = re.compile(
     r"\b(__syncthreads\w*|__syncwarp|__shfl\w*_sync|__ballot_sync|__any_sync|__all_sync|__activemask|"
-    r"__reduce_\w+_sync|__match_\w+_sync|this_thread_block|tiled_partition|coalesced_threads)\b"
+    r"__reduce_\w+_sync|__match_\w+_sync|this_thread_block|tiled_partition|coalesced_threads|labeled_partition|binary_partition|"
+    r"thread_group|thread_block_tile|coalesced_group|inclusive_scan|exclusive_scan)\b|\b(cg|cooperative_groups)::(reduce|sync)\b"
 )
 UNSUPPORTED = [
     ("inline PTX (asm)", re.compile(r"\b(asm|__asm__)\s*(volatile\s*|__volatile__\s*)?\(")),
     ("tensor-core wmma/mma", re.compile(r"\bwmma::|\bnvcuda::|#\s*include\s*<mma\.h>|\bmma\.sync\b|\b__hmma")),
-    ("cp.async / TMA copies", re.compile(r"__pipeline_\w+|cuda::memcpy_async|\bcp\.async|cuda::pipeline|cuTensorMap\w*|CUtensorMap|cuda::barrier")),
+    ("cp.async / TMA copies", re.compile(r"__pipeline_\w+|\bmemcpy_async\b|\bcp\.async|cuda::pipeline|cuTensorMap\w*|CUtensorMap|cuda::barrier")),
     ("textures and surfaces", re.compile(r"\btex[123]D\w*\b|\btexture\s*<|cudaTextureObject_t|cudaSurfaceObject_t|\bsurf[123]D\w*\b|cudaCreateTextureObject")),
-    ("grid-wide sync (cooperative launch)", re.compile(r"\bthis_grid\s*\(|cudaLaunchCooperativeKernel")),
+    ("cooperative launch (cudaLaunchCooperativeKernel)", re.compile(r"\bcudaLaunchCooperativeKernel\w*")),
+    ("CUDA graphs (cudaGraph*, stream capture)", re.compile(r"\bcudaGraph(Create|Instantiate\w*|Launch|AddKernelNode)\b|\bcudaStreamBeginCapture\w*")),
+    ("CUDA IPC (cudaIpc*)", re.compile(r"\bcudaIpc(Get|Open)\w*")),
 ]
+# grid_group::sync() needs every block resident at once; ranks and sizes of this_grid() are fine.
+_GRID_VAR = re.compile(r"\bgrid_group\s+(\w+)|\b(?:auto|grid_group)\s+(\w+)\s*=\s*(?:\w+::)*this_grid\s*\(")
 
 
 @dataclass
@@ -69,6 +74,7 @@ class _Function:
     qualifiers: set[str]
     body: str
     calls: set[str]
+    defaults: list[str | None] = field(default_factory=list)
 
 
 def _parse(source: str):
@@ -128,7 +134,22 @@ def _functions(data: bytes, root: Node) -> list[_Function]:
                 fn = c.child_by_field_name("function")
                 if fn is not None:
                     calls.add(_base_name(_text(data, fn)))
-        out.append(_Function(name, quals, _text(data, body), calls))
+        out.append(_Function(name, quals, _text(data, body), calls, _defaults(n.child_by_field_name("declarator"), data)))
+    return out
+
+
+def _defaults(decl: Node | None, data: bytes) -> list[str | None]:
+    """Each parameter's default argument text (None where it has none)."""
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    params = decl.child_by_field_name("parameters") if decl is not None else None
+    out: list[str | None] = []
+    for p in params.named_children if params is not None else []:
+        if p.type == "optional_parameter_declaration":
+            d = p.child_by_field_name("default_value")
+            out.append(_text(data, d) if d is not None else None)
+        elif p.type in ("parameter_declaration", "variadic_parameter_declaration"):
+            out.append(None)
     return out
 
 
@@ -143,6 +164,7 @@ class Analysis:
 
     defined: set[str]  # functions defined anywhere in the program
     needs_sync: set[str]  # ... of which use a barrier or warp collective, directly or via calls
+    defaults: dict[str, list[str | None]] = field(default_factory=dict)  # kernel -> each parameter's default (None: none)
 
 
 def analyse(sources: list[str]) -> Analysis:
@@ -159,7 +181,13 @@ def analyse(sources: list[str]) -> Analysis:
             if f.name not in needs and f.calls & needs:
                 needs.add(f.name)
                 changed = True
-    return Analysis({f.name for f in funcs}, needs)
+    kernels: dict[str, list[list[str | None]]] = {}
+    for f in funcs:
+        if "__global__" in f.qualifiers:
+            kernels.setdefault(f.name, []).append(f.defaults)
+    # a kernel's defaults, when every definition of that name agrees (overloads: none)
+    defaults = {k: v[0] for k, v in kernels.items() if all(d == v[0] for d in v) and any(x is not None for x in v[0])}
+    return Analysis({f.name for f in funcs}, needs, defaults)
 
 
 def _line_of(data: bytes, byte: int) -> int:
@@ -256,6 +284,11 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
         for m in rx.finditer(code):
             line = code.count("\n", 0, m.start()) + first_line
             result.unsupported.append(Unsupported(feature, line, lines[line - first_line]))
+    grids = {g for m in _GRID_VAR.finditer(code) for g in m.groups() if g}
+    grid_sync = [r"this_grid\s*\(\s*\)\s*\.\s*sync\s*\("] + [rf"\b{g}\s*\.\s*sync\s*\(|\bsync\s*\(\s*{g}\s*\)" for g in grids]
+    for m in re.finditer("|".join(grid_sync), code):
+        line = code.count("\n", 0, m.start()) + first_line
+        result.unsupported.append(Unsupported("grid-wide sync (grid_group::sync, a cooperative launch)", line, lines[line - first_line]))
 
     edits: list[tuple[int, int, str]] = []
     for n in _walk(root):
@@ -292,6 +325,13 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
             lpar = args.children[0]
             empty = args.named_child_count == 0
             edits.append((lpar.start_byte, lpar.end_byte, "" if empty else ", "))
+            # a kernel's default arguments, which a launch through a template cannot see
+            defaults = program.defaults.get(base, [])
+            given = args.named_child_count
+            if given < len(defaults) and all(d is not None for d in defaults[given:]):
+                rpar = args.children[-1]
+                extra = ", ".join(d for d in defaults[given:] if d is not None)
+                edits.append((rpar.start_byte, rpar.start_byte, ", " + extra))
         elif n.type == "__shared__" or (n.type == "identifier" and _text(data, n) == "__shared__"):
             decl = n.parent
             while decl is not None and decl.type not in ("declaration", "field_declaration"):

@@ -158,7 +158,7 @@ inline void fill_garbage(void* p, size_t n) {
 // --- per-block and per-thread state --------------------------------------------------------
 
 enum class State : unsigned char { Ready, Barrier, Warp, Done };
-enum class WarpOp : unsigned char { Sync, Shfl, Ballot, Any, All, RedAdd, RedMin, RedMax, RedAnd, RedOr, RedXor, MatchAny };
+enum class WarpOp : unsigned char { Sync, Shfl, Ballot, Any, All, RedAdd, RedMin, RedMax, RedAnd, RedOr, RedXor, MatchAny, Coalesce };
 
 struct Thread {
   uint3 idx;
@@ -172,6 +172,7 @@ struct Thread {
   alignas(16) unsigned char value[16];
   alignas(16) unsigned char result[16];
   int pred;
+  unsigned gbase, gsize;  // barrier of a tile of gsize threads from linear index gbase (0: the block)
   ucontext_t ctx;
   void* sp;  // saved stack pointer (x86-64 fast switch)
   char* stack;
@@ -207,6 +208,7 @@ struct Block {
   size_t sched_size = 0;
   int barrier_pred_sum = 0;
   unsigned phase = 0;
+  std::vector<unsigned char> scratch;  // 16 bytes per thread: cooperative-groups collectives of large groups
 };
 
 inline thread_local Thread* cur_thread = nullptr;
@@ -640,6 +642,23 @@ inline bool release_warps(Block* b) {
       }
     }
     if (!waiting) continue;
+    // coalesced_threads(): every live lane is blocked, so the lanes waiting at the same call
+    // site are the ones that reached it together; release just those, with their mask.
+    unsigned co = 0;
+    for (unsigned l = 0; l < n && !co; ++l)
+      if ((waiting >> l & 1) && lanes[l].op == WarpOp::Coalesce) {
+        for (unsigned k = 0; k < n; ++k)
+          if ((waiting >> k & 1) && lanes[k].op == WarpOp::Coalesce && lanes[k].line == lanes[l].line && lanes[k].file == lanes[l].file) co |= 1u << k;
+      }
+    if (co) {
+      for (unsigned k = 0; k < n; ++k)
+        if (co >> k & 1) {
+          memcpy(lanes[k].result, &co, 4);
+          lanes[k].state = State::Ready;
+        }
+      any = true;
+      continue;
+    }
     unsigned need = (named | waiting) & live;
     if ((need & waiting) != need) continue;
     Thread* first = nullptr;
@@ -710,10 +729,14 @@ inline bool release_warps(Block* b) {
 inline bool release_barrier(Block* b) {
   Thread* first = nullptr;
   int count = 0;
-  for (unsigned i = 0; i < b->nthreads; ++i) {
+  bool whole = true;
+  for (unsigned i = 0; i < b->nthreads && whole; ++i) {
     Thread& t = b->threads[i];
     if (t.state == State::Done) continue;
-    if (t.state != State::Barrier) return false;
+    if (t.state != State::Barrier || t.gsize) {
+      whole = false;
+      break;
+    }
     if (!first) first = &t;
     else if (t.line != first->line || t.file != first->file)
       fault("__syncthreads divergence in kernel " + std::string(b->kernel) + " block " + dim_text(b->idx) + ": thread " +
@@ -721,11 +744,45 @@ inline bool release_barrier(Block* b) {
             site(t.file, t.line) + " (a barrier in divergent code)");
     count += t.pred != 0;
   }
-  if (!first) return false;
-  b->barrier_pred_sum = count;
-  for (unsigned i = 0; i < b->nthreads; ++i)
-    if (b->threads[i].state == State::Barrier) b->threads[i].state = State::Ready;
-  return true;
+  if (whole && first) {
+    b->barrier_pred_sum = count;
+    for (unsigned i = 0; i < b->nthreads; ++i)
+      if (b->threads[i].state == State::Barrier) b->threads[i].state = State::Ready;
+    return true;
+  }
+  // barriers of tiles (thread_block_tile<N> with N > 32): each completes on its own
+  bool any = false;
+  for (unsigned i = 0; i < b->nthreads; ++i) {
+    Thread& t = b->threads[i];
+    if (t.state != State::Barrier || !t.gsize || t.gbase != i) continue;
+    unsigned end = std::min(b->nthreads, t.gbase + t.gsize);
+    bool ready = true;
+    for (unsigned j = t.gbase; j < end && ready; ++j) {
+      Thread& u = b->threads[j];
+      ready = u.state == State::Done || (u.state == State::Barrier && u.gsize == t.gsize && u.gbase == t.gbase);
+    }
+    if (!ready) continue;
+    for (unsigned j = t.gbase; j < end; ++j)
+      if (b->threads[j].state == State::Barrier) b->threads[j].state = State::Ready;
+    any = true;
+  }
+  if (!any) {  // a tile whose first thread has exited: find it by any waiting member
+    for (unsigned i = 0; i < b->nthreads && !any; ++i) {
+      Thread& t = b->threads[i];
+      if (t.state != State::Barrier || !t.gsize || b->threads[t.gbase].state != State::Done) continue;
+      unsigned end = std::min(b->nthreads, t.gbase + t.gsize);
+      bool ready = true;
+      for (unsigned j = t.gbase; j < end && ready; ++j) {
+        Thread& u = b->threads[j];
+        ready = u.state == State::Done || (u.state == State::Barrier && u.gsize == t.gsize && u.gbase == t.gbase);
+      }
+      if (!ready) continue;
+      for (unsigned j = t.gbase; j < end; ++j)
+        if (b->threads[j].state == State::Barrier) b->threads[j].state = State::Ready;
+      any = true;
+    }
+  }
+  return any;
 }
 
 [[noreturn]] inline void report_deadlock(Block* b) {
@@ -812,6 +869,7 @@ inline void run_block(Worker& w, Block* b) {
     t.lane = i % 32;
     t.warp = i / 32;
     t.state = State::Ready;
+    t.gsize = 0;
     t.stack = nullptr;
   }
   run_block_fibers(w, b);
@@ -946,6 +1004,7 @@ inline void run_grid(const KernelInfo& info, const Config& c, Body body, Loop lo
     b.dyn_size = c.smem;
     b.static_limit = limit;
     if (b.arena.size() < kOptinSmem) b.arena.resize(kOptinSmem);
+    if (b.scratch.size() < 16 * (size_t)nthreads) b.scratch.resize(16 * (size_t)nthreads);
     b.threads = w.threads.data();
 #ifdef CUSET_ASAN
     std::vector<unsigned char> dyn_heap;
@@ -973,6 +1032,20 @@ inline void run_grid(const KernelInfo& info, const Config& c, Body body, Loop lo
   for (auto& t : pool) t.join();
 }
 
+// One launch argument converted to its parameter's type as a call would (implicitly). A literal
+// NULL or 0 for a pointer parameter arrives here as an integer (forwarding drops its
+// null-pointer-constant status), so an integral zero becomes nullptr.
+template <class P, class A>
+P convert_arg(A&& a) {
+  if constexpr (std::is_pointer_v<P> && std::is_integral_v<std::decay_t<A>>) {
+    if (a != 0) fault("a non-zero integer passed for a pointer parameter of a kernel");
+    return nullptr;
+  } else {
+    P p = std::forward<A>(a);
+    return p;
+  }
+}
+
 template <auto F, bool Static, class... P, class... A>
 void launch_impl(void (*fn)(P...), const KernelInfo& info, Config cfg, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
@@ -983,7 +1056,7 @@ void launch_impl(void (*fn)(P...), const KernelInfo& info, Config cfg, A&&... ar
     if (getenv("CUSET_VERBOSE")) fprintf(stderr, "cuset-cuda: launch of %s at %s:%d refused: %s\n", info.name, info.file, info.line, problem.c_str());
     return;
   }
-  Tuple params(std::forward<A>(args)...);
+  Tuple params(convert_arg<std::decay_t<P>>(std::forward<A>(args))...);
   if (options().pointer_check) {
     int index = 0;
     std::apply([&](auto&... p) {
@@ -1038,6 +1111,7 @@ inline void __syncthreads(const char* file = __builtin_FILE(), int line = __buil
   t->file = file;
   t->line = line;
   t->pred = 0;
+  t->gsize = 0;
   cuset::yield_to_scheduler();
 }
 
@@ -1047,6 +1121,7 @@ inline int cuset_barrier_pred(int pred, const char* file, int line) {
   t->file = file;
   t->line = line;
   t->pred = pred != 0;
+  t->gsize = 0;
   cuset::yield_to_scheduler();
   return cuset::cur_block->barrier_pred_sum;
 }
@@ -1072,6 +1147,29 @@ inline void warp_wait(WarpOp op, unsigned mask, const char* file, int line) {
   t->file = file;
   t->line = line;
   yield_to_scheduler();
+}
+
+// A barrier of the `size` threads from linear index `base` (a thread_block_tile of > 32).
+inline void tile_barrier(unsigned base, unsigned size, const char* file, int line) {
+  Thread* t = cur_thread;
+  t->state = State::Barrier;
+  t->file = file;
+  t->line = line;
+  t->pred = 0;
+  t->gbase = base;
+  t->gsize = size;
+  yield_to_scheduler();
+  t->gsize = 0;
+}
+
+// coalesced_threads(): the mask of this warp's lanes that reached this call together.
+inline unsigned coalesce(const char* file, int line) {
+  Thread* t = cur_thread;
+  if (!cur_block->fibers) return 1u << t->lane;
+  warp_wait(WarpOp::Coalesce, 1u << t->lane, file, line);
+  unsigned r;
+  memcpy(&r, t->result, 4);
+  return r;
 }
 
 enum class ShflKind { Idx, Up, Down, Xor };
@@ -1253,6 +1351,19 @@ inline unsigned atomicDec(unsigned* a, unsigned v) { return cuset::atomic_update
 #define atomicCAS_block atomicCAS
 #define atomicOr_block atomicOr
 #define atomicAnd_block atomicAnd
+#define atomicXor_block atomicXor
+#define atomicInc_block atomicInc
+#define atomicDec_block atomicDec
+#define atomicSub_system atomicSub
+#define atomicExch_system atomicExch
+#define atomicMax_system atomicMax
+#define atomicMin_system atomicMin
+#define atomicCAS_system atomicCAS
+#define atomicOr_system atomicOr
+#define atomicAnd_system atomicAnd
+#define atomicXor_system atomicXor
+#define atomicInc_system atomicInc
+#define atomicDec_system atomicDec
 
 // --- math and bit intrinsics ----------------------------------------------------------------
 
@@ -1333,6 +1444,82 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   for (int i = 0; i < 4; ++i) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xFF) << (8 * i);
   return r;
 }
+// Integer min/max by name (CUDA's device math library), bit-field and byte intrinsics.
+inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
+inline long long llmin(long long a, long long b) { return a < b ? a : b; }
+inline long long llmax(long long a, long long b) { return a > b ? a : b; }
+inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+inline unsigned long long __brevll(unsigned long long x) { return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32)); }
+// funnel shifts: the 64-bit hi:lo shifted, the shift taken mod 32 (_l, _r) or clamped to 32 (_lc, _rc)
+inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) { return (unsigned)((((unsigned long long)hi << 32 | lo) << (s & 31)) >> 32); }
+inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) { return (unsigned)((((unsigned long long)hi << 32 | lo) << std::min(s, 32u)) >> 32); }
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) { return (unsigned)(((unsigned long long)hi << 32 | lo) >> (s & 31)); }
+inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) { return (unsigned)(((unsigned long long)hi << 32 | lo) >> std::min(s, 32u)); }
+inline unsigned __usad(unsigned a, unsigned b, unsigned c) { return (a > b ? a - b : b - a) + c; }
+inline unsigned __urhadd(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a + b + 1) >> 1); }
+inline int __fns(unsigned mask, unsigned base, int offset) {
+  // the offset-th set bit of mask counting from bit `base` (up for offset > 0, down for < 0); 0xffffffff if none
+  if (offset == 0) return -1;
+  int step = offset > 0 ? 1 : -1, left = offset > 0 ? offset : -offset;
+  for (int b = (int)base; b >= 0 && b < 32; b += step)
+    if ((mask >> b & 1) && --left == 0) return b;
+  return -1;
+}
+inline double __dsqrt_rn(double x) { return sqrt(x); }
+inline double __drcp_rn(double x) { return 1.0 / x; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline float __fmul_rz(float a, float b) { return a * b; }
+inline float __fadd_rz(float a, float b) { return a + b; }
+inline float __fmaf_rz(float a, float b, float c) { return fmaf(a, b, c); }
+inline float __fmaf_ieee_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline unsigned __float2uint_rz(float x) { return (unsigned)x; }
+inline unsigned __float2uint_rd(float x) { return (unsigned)floorf(x); }
+inline unsigned __float2uint_ru(float x) { return (unsigned)ceilf(x); }
+inline int __double2int_rz(double x) { return (int)x; }
+inline int __double2hiint(double x) { return (int)(__double_as_longlong(x) >> 32); }
+inline int __double2loint(double x) { return (int)__double_as_longlong(x); }
+inline double __hiloint2double(int hi, int lo) { return __longlong_as_double((long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo)); }
+inline float __ll2float_rn(long long x) { return (float)x; }
+inline double __int2double_rn(int x) { return (double)x; }
+inline double __ll2double_rn(long long x) { return (double)x; }
+
+// half precision: what cuda_fp16.hpp leaves to device code only (computed in float, rounded once)
+#define CUSET_H1(name, expr) \
+  inline __half name(const __half a) { float x = __half2float(a); return __float2half(expr); }
+#define CUSET_H2(name, one) \
+  inline __half2 name(const __half2 a) { return __halves2half2(one(__low2half(a)), one(__high2half(a))); }
+CUSET_H1(hsqrt, sqrtf(x)) CUSET_H1(hrsqrt, 1.0f / sqrtf(x)) CUSET_H1(hrcp, 1.0f / x) CUSET_H1(hexp, expf(x))
+CUSET_H1(hexp2, exp2f(x)) CUSET_H1(hexp10, exp10f(x)) CUSET_H1(hlog, logf(x)) CUSET_H1(hlog2, log2f(x))
+CUSET_H1(hlog10, log10f(x)) CUSET_H1(hsin, sinf(x)) CUSET_H1(hcos, cosf(x)) CUSET_H1(htanh, tanhf(x))
+CUSET_H1(htanh_approx, tanhf(x)) CUSET_H1(hceil, ceilf(x)) CUSET_H1(hfloor, floorf(x)) CUSET_H1(htrunc, truncf(x))
+CUSET_H1(hrint, nearbyintf(x))
+CUSET_H2(h2sqrt, hsqrt) CUSET_H2(h2rsqrt, hrsqrt) CUSET_H2(h2rcp, hrcp) CUSET_H2(h2exp, hexp) CUSET_H2(h2exp2, hexp2)
+CUSET_H2(h2exp10, hexp10) CUSET_H2(h2log, hlog) CUSET_H2(h2log2, hlog2) CUSET_H2(h2log10, hlog10) CUSET_H2(h2sin, hsin)
+CUSET_H2(h2cos, hcos) CUSET_H2(h2tanh, htanh) CUSET_H2(h2tanh_approx, htanh_approx) CUSET_H2(h2ceil, hceil)
+CUSET_H2(h2floor, hfloor) CUSET_H2(h2trunc, htrunc) CUSET_H2(h2rint, hrint)
+#undef CUSET_H1
+#undef CUSET_H2
+inline __half __hfma(const __half a, const __half b, const __half c) { return __float2half(fmaf(__half2float(a), __half2float(b), __half2float(c))); }
+inline __half __hfma_sat(const __half a, const __half b, const __half c) { return __float2half(__saturatef(fmaf(__half2float(a), __half2float(b), __half2float(c)))); }
+inline __half __hfma_relu(const __half a, const __half b, const __half c) { float r = fmaf(__half2float(a), __half2float(b), __half2float(c)); return __float2half(r < 0.f ? 0.f : r); }
+inline __half2 __hfma2(const __half2 a, const __half2 b, const __half2 c) {
+  return __halves2half2(__hfma(__low2half(a), __low2half(b), __low2half(c)), __hfma(__high2half(a), __high2half(b), __high2half(c)));
+}
+inline __half2 __hfma2_sat(const __half2 a, const __half2 b, const __half2 c) {
+  return __halves2half2(__hfma_sat(__low2half(a), __low2half(b), __low2half(c)), __hfma_sat(__high2half(a), __high2half(b), __high2half(c)));
+}
+inline __half2 __hfma2_relu(const __half2 a, const __half2 b, const __half2 c) {
+  return __halves2half2(__hfma_relu(__low2half(a), __low2half(b), __low2half(c)), __hfma_relu(__high2half(a), __high2half(b), __high2half(c)));
+}
+inline int __half2int_rn(const __half h) { return (int)nearbyintf(__half2float(h)); }
+inline int __half2int_rd(const __half h) { return (int)floorf(__half2float(h)); }
+inline int __half2int_ru(const __half h) { return (int)ceilf(__half2float(h)); }
+inline unsigned __half2uint_rn(const __half h) { return (unsigned)nearbyintf(__half2float(h)); }
+inline long long __half2ll_rn(const __half h) { return (long long)nearbyintf(__half2float(h)); }
+inline short __half2short_rn(const __half h) { return (short)nearbyintf(__half2float(h)); }
+
 template <class T> inline T __ldg(const T* p) { return *p; }
 template <class T> inline T __ldcg(const T* p) { return *p; }
 template <class T> inline T __ldca(const T* p) { return *p; }

@@ -260,6 +260,142 @@ inline cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cud
   cuset::unsupported("cudaLaunchKernel with a void** argument array (use the <<<...>>> syntax)");
 }
 
+// Host memory made visible to kernels (zero copy): registered so kernel-argument checks accept it.
+inline cudaError_t cudaHostRegister(void* p, size_t size, unsigned int) {
+  if (!p || !size) return cuset::set_error(cudaErrorInvalidValue);
+  cuset::Registry& r = cuset::registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  r.by_base[(uintptr_t)p] = cuset::Allocation{(uintptr_t)p, size, nullptr, 0, cuset::Space::PinnedHost};
+  return cudaSuccess;
+}
+inline cudaError_t cudaHostUnregister(void* p) {
+  cuset::Registry& r = cuset::registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  auto it = r.by_base.find((uintptr_t)p);
+  if (it == r.by_base.end() || it->second.map_base != nullptr) return cuset::set_error(cudaErrorHostMemoryNotRegistered);
+  r.by_base.erase(it);
+  return cudaSuccess;
+}
+inline cudaError_t cudaHostGetFlags(unsigned int* flags, void*) {
+  *flags = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
+  memset(a, 0, sizeof *a);
+  cuset::Registry& r = cuset::registry();
+  std::lock_guard<std::mutex> lk(r.mu);
+  const cuset::Allocation* hit = r.find((uintptr_t)p);
+  a->type = !hit ? cudaMemoryTypeUnregistered
+                 : hit->space == cuset::Space::Managed ? cudaMemoryTypeManaged
+                 : hit->space == cuset::Space::PinnedHost ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
+  a->device = 0;
+  a->devicePointer = hit ? (void*)p : nullptr;
+  a->hostPointer = hit && hit->space != cuset::Space::Device ? (void*)p : nullptr;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
+  *pitch = (width + 511) & ~size_t(511);
+  return cudaMalloc(p, *pitch * height);
+}
+inline cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t height) {
+  for (size_t row = 0; row < height; ++row) {
+    cudaError_t e = cudaMemset((char*)p + row * pitch, value, width);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int value, size_t width, size_t height, cudaStream_t) { return cudaMemset2D(p, pitch, value, width, height); }
+inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t) {
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+inline cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t n) { return cuset::copy(dst, src, n, cudaMemcpyDeviceToDevice); }
+
+// Work queued on a stream runs at once (every call is synchronous), so a callback runs now.
+inline cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned int) {
+  cb(s, cudaSuccess, data);
+  return cudaSuccess;
+}
+inline cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void* data) {
+  fn(data);
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int) { return cudaSuccess; }
+inline cudaError_t cudaMemPrefetchAsync(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) { return cudaSuccess; }
+inline cudaError_t cudaStreamGetAttribute(cudaStream_t, cudaStreamAttrID, cudaStreamAttrValue* v) {
+  memset(v, 0, sizeof *v);
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamSetAttribute(cudaStream_t, cudaStreamAttrID, const cudaStreamAttrValue*) { return cudaSuccess; }
+inline cudaError_t cudaStreamGetPriority(cudaStream_t, int* priority) {
+  *priority = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamGetFlags(cudaStream_t, unsigned int* flags) {
+  *flags = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaCtxResetPersistingL2Cache(void) { return cudaSuccess; }
+inline cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) { return cudaEventRecord(e, s); }
+
+inline cudaError_t cudaSetDeviceFlags(unsigned int) { return cudaSuccess; }
+inline cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+  *flags = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp*) {
+  *device = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaThreadExit(void) { return cudaSuccess; }
+inline cudaError_t cudaDeviceGetLimit(size_t* v, cudaLimit limit) {
+  *v = limit == cudaLimitStackSize ? cuset::options().stack_bytes : limit == cudaLimitPrintfFifoSize ? (1u << 20) : 8u << 20;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetPCIBusId(char* id, int len, int) {
+  snprintf(id, (size_t)len, "0000:00:00.0");
+  return cudaSuccess;
+}
+// One device: no peers.
+inline cudaError_t cudaDeviceCanAccessPeer(int* can, int, int) {
+  *can = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceEnablePeerAccess(int, unsigned int) { return cuset::set_error(cudaErrorInvalidDevice); }
+inline cudaError_t cudaDeviceDisablePeerAccess(int) { return cuset::set_error(cudaErrorInvalidDevice); }
+inline cudaError_t cudaProfilerStart(void) { return cudaSuccess; }
+inline cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
+
+// Stream-ordered allocation: one default pool; allocations are plain device allocations.
+inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  static char the_pool;
+  if (device != 0) return cuset::set_error(cudaErrorInvalidDevice);
+  *pool = reinterpret_cast<cudaMemPool_t>(&the_pool);
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) { return cudaDeviceGetDefaultMemPool(pool, device); }
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+inline cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr, void* v) {
+  memset(v, 0, sizeof(unsigned long long));
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return cudaSuccess; }
+inline cudaError_t cudaMallocFromPoolAsync(void** p, size_t size, cudaMemPool_t, cudaStream_t) { return cudaMalloc(p, size); }
+
+inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void* fn) {
+  memset(a, 0, sizeof *a);
+  a->maxThreadsPerBlock = (int)cuset::kMaxThreads;
+  a->numRegs = 32;
+  a->ptxVersion = 80;
+  a->binaryVersion = 80;
+  auto it = cuset::func_smem_limits().find(fn);
+  a->maxDynamicSharedSizeBytes = it != cuset::func_smem_limits().end() ? it->second : (int)cuset::kDefaultSmem;
+  return cudaSuccess;
+}
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, const void* fn, int block, size_t smem, unsigned int) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, fn, block, smem);
+}
+
 inline cudaError_t cudaGetLastError(void) {
   cudaError_t e = cuset::last_error;
   cuset::last_error = cudaSuccess;
@@ -332,6 +468,14 @@ template <class... P>
 cudaError_t cudaFuncSetCacheConfig(void (*)(P...), cudaFuncCache) { return cudaSuccess; }
 template <class... P>
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, void (*fn)(P...), int block, size_t smem) {
+  return ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, (const void*)fn, block, smem);
+}
+template <class... P>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, void (*fn)(P...)) {
+  return ::cudaFuncGetAttributes(a, (const void*)fn);
+}
+template <class... P>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, void (*fn)(P...), int block, size_t smem, unsigned int flags) {
   return ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, (const void*)fn, block, smem);
 }
 template <class... P>
