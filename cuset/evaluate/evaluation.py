@@ -150,7 +150,11 @@ def _candidate(task: Any, sample: int, code: str, reply: str = "") -> Candidate:
                      family=task.family or "", split=task.split or "", reply=reply)
 
 
-def build_candidates(config: EvalConfig, tasks: list[Any], progress: Progress | None = None) -> list[Candidate]:
+def build_candidates(config: EvalConfig, tasks: list[Any], progress: Progress | None = None,
+                     generation: dict[str, Any] | None = None) -> list[Candidate]:
+    """The candidates of `config.solutions`; for generated ones `generation` (when given) is
+    filled with the generation's figures: replies, tokens, seconds, tokens/s, how many ended
+    with the end-of-turn token (finished_eos, eos_share), dtype, batch size, engine."""
     if config.solutions == "reference":
         return [_candidate(t, 0, t.reference_text or "") for t in tasks]
     if config.solutions == "wrong":
@@ -162,6 +166,8 @@ def build_candidates(config: EvalConfig, tasks: list[Any], progress: Progress | 
                           batch_size=config.batch_size, dtype=config.dtype)
     result = generate({t.id: t.task_text for t in tasks}, gcfg,
                       progress=(lambda d, n: progress("generating", d, n)) if progress else None)
+    if generation is not None:
+        generation.update(result.stats, eos_share=result.stats["finished_eos"] / max(result.stats["n_replies"], 1))
     by_id = {t.id: t for t in tasks}
     return [_candidate(by_id[tid], g.sample, g.code, g.reply) for tid, gens in result.generations.items() for g in gens]
 
@@ -193,8 +199,9 @@ def run_evaluation(config: EvalConfig, progress: Progress | None = None, eval_jo
                               train_job=config.train_job, eval_job=eval_job, suite=config.suite, backend=config.backend,
                               n_samples=config.n_samples)
     started = time.time()
+    generation: dict[str, Any] = {}
     try:
-        candidates = build_candidates(config, tasks, progress)
+        candidates = build_candidates(config, tasks, progress, generation)
         records = evaluate_candidates(candidates, backend=config.backend, trials=config.trials, timeout=config.timeout_s,
                                       workers=config.workers, on_record=lambda r: store.add_results(run_id, [r]),
                                       tolerance=config.tolerance, static_policy=config.static_policy,
@@ -204,6 +211,8 @@ def run_evaluation(config: EvalConfig, progress: Progress | None = None, eval_jo
         raise
     summary = summary_of(records)
     summary["seconds"] = round(time.time() - started, 1)
+    if generation:
+        summary["generation"] = generation
     store.finish_run(run_id, "completed", summary)
     return run_id
 

@@ -91,6 +91,7 @@ class UnitState:
     error: str = ""
     started: float | None = None  # submitted; once done, when its (last) job process started
     finished: float | None = None
+    generation: dict[str, Any] = field(default_factory=dict)  # evaluations: the run's generation figures (eos share, tokens/s)
 
 
 @dataclass
@@ -158,6 +159,7 @@ def _settle(unit: Unit, us: UnitState, job: Any, config: ExperimentConfig) -> st
         us.status, us.started, us.finished, us.error = DONE, job.started or us.started, job.finished or time.time(), ""
         if unit.kind == "eval":
             us.run_id = int(job.result.get("eval_run")) if job.result.get("eval_run") is not None else None
+            us.generation = _generation_of(us.run_id)
         return f"{unit.key}: done (job {job.id})"
     if job.status in ("failed", "lost", "cancelled"):
         if us.attempts >= config.max_attempts:
@@ -219,6 +221,17 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
             events.append(event)
     state.save()
     return events
+
+
+def _generation_of(run_id: int | None) -> dict[str, Any]:
+    """The generation figures an evaluation run recorded in its summary ({} for none)."""
+    from cuset.evaluate.results import ResultStore
+
+    try:
+        summary = ResultStore().get_run(run_id)["summary"] if run_id is not None else {}
+    except ValueError:  # not in this workspace's store
+        return {}
+    return summary.get("generation", {}) if isinstance(summary, dict) else {}
 
 
 def _job_status(store: Any, job_id: int) -> str:
@@ -388,8 +401,9 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
     failed = {k: v.error for k, v in state.units.items() if v.status == FAILED}
     minutes = {u.key: round((state.units[u.key].finished - state.units[u.key].started) / 60, 1) for u in units
                if u.key in state.units and state.units[u.key].finished and state.units[u.key].started}
+    generation = {u.key: state.units[u.key].generation for u in units if u.key in state.units and state.units[u.key].generation}
     return write_results(out, collect(units, state, committed_candidates(out)), {"experiment": config.name, "units": len(units), "done": progress.done,
-                                                       "failed": failed, "unit_minutes": minutes})
+                                                       "failed": failed, "unit_minutes": minutes, "generation": generation})
 
 
 def write_results_only(config: ExperimentConfig, out_dir: str | Path) -> list[Path]:

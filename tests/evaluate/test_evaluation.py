@@ -110,7 +110,11 @@ def test_an_evaluation_runs_as_a_background_job_with_generated_candidates():
     frame = ResultStore().frame([run_id])
     assert len(frame) == 1 and frame.loc[0, "reply"] != ""  # the tiny model wrote something (not a solution)
     assert frame.loc[0, "status"] == "compile_error"
-    assert ResultStore().get_run(run_id)["eval_job"] == job.id
+    run = ResultStore().get_run(run_id)
+    assert run["eval_job"] == job.id
+    generation = run["summary"]["generation"]  # how the replies ended, for the eos-share figures
+    assert generation["n_replies"] == 1 and generation["n_tokens"] <= 8 and generation["dtype"] == "float32"
+    assert generation["eos_share"] == generation["finished_eos"] / 1 and generation["batch_size"] == 48
 
 
 def test_training_corpus_solutions_pass_through_the_same_harness():
