@@ -91,6 +91,35 @@ MISSING_ATEN = re.compile(
     r"|no matching function for call to '(?:at|torch|c10)::"
     r"|(?:torch|ATen|c10|pybind11)/[\w/]+\.h: No such file"
 )
+# The same messages, each pattern capturing what is missing (for the record's `missing`).
+_MISSING_PIECE = (
+    (re.compile(r"'(\w+)' is not a member of '((?:torch|at|c10)(?:::\w+)*)'"), "{1}::{0}"),
+    (re.compile(r"'(?:class|struct) ((?:at|c10|torch)::\w+)' has no member named '(\w+)'"), "{0}::{1}"),
+    (re.compile(r"no match for '([^']+)' \(operand types? (?:are|is) '([^']+)'(?: and '([^']+)')?"), "{0} ({1}{2})"),
+    (re.compile(r"no matching function for call to '((?:at|torch|c10)::[\w:]+)\(([^']*)\)'"), "{0}({1})"),
+    (re.compile(r"((?:torch|ATen|c10|pybind11)/[\w/]+\.h): No such file"), "header <{0}>"),
+)
+
+
+def missing_aten(message: str) -> str:
+    """The torch API a shim build's errors say is missing, one name per distinct piece, in the
+    order g++ met them ("at::Tensor::sum; operator/ (at::Tensor, double)"); "" if none.
+    Names what a torch-path fallback needed, so the record says what the shim would have to add."""
+    found: list[str] = []
+    for line in _plain_quotes(message).splitlines():
+        if "error" not in line:
+            continue
+        for pattern, form in _MISSING_PIECE:
+            m = pattern.search(line)
+            if m:
+                groups = [g or "" for g in m.groups()]
+                if form.startswith("{0} ({1}{2})"):
+                    groups[2] = f", {groups[2]}" if groups[2] else ""
+                piece = form.format(*groups)
+                if piece not in found:
+                    found.append(piece)
+                break
+    return "; ".join(found)
 
 
 # ---------------------------------------------------------------- records
@@ -132,6 +161,7 @@ class BuildRecord:
     cached: bool = False
     message: str = ""
     shim_message: str = ""  # the shim build's errors when it fell back to torch
+    missing: str = ""  # when it fell back: the torch API the shim lacks, named (missing_aten)
 
 
 @dataclass
@@ -648,6 +678,7 @@ def build_inline(call: InlineCall, wrap: Callable[[Callable[..., Any]], Callable
             record.message = message[:MESSAGE_CHARS]
             return None, record
         record.shim_message = message[:MESSAGE_CHARS]
+        record.missing = missing_aten(message)
     module, record.status, message = build_torch(call, wrap, torch_load_inline)
     record.compile_s = round(time.perf_counter() - t0, 3)
     record.path = "torch"
