@@ -168,7 +168,7 @@ def run_sample(spec: SampleSpec, root: Path) -> dict[str, Any]:
     from cuset.evaluate.cpu.run import RunOptions, execute
 
     row: dict[str, Any] = {"sample": spec.name, "category": category(spec), "result": "fail", "reason": "", "build_s": None, "run_s": None,
-                           "cached": False, "false_fault": False}
+                           "cached": False, "false_fault": False, "note": spec.note}
     folder = root / spec.folder
     sources = [folder / f for f in spec.files]
     missing = [str(s.relative_to(root)) for s in sources if not s.is_file()]
@@ -186,7 +186,7 @@ def run_sample(spec: SampleSpec, root: Path) -> dict[str, Any]:
         row["reason"] = "unsupported: " + "; ".join(sorted({u.feature for u in build.unsupported}))
         return row
     if not build.ok:
-        row["reason"] = f"{build.status.replace('_', ' ')}: {_first_error(build.message)}"
+        row["reason"] = f"{build.status.replace('_', ' ')}: {_first_error(build.message, root)}"
         return row
     res = execute(binary, spec.args, RunOptions(), timeout=spec.timeout_s, cwd=folder)
     row["run_s"] = round(res.wall_s, 2)
@@ -212,9 +212,11 @@ def run_sample(spec: SampleSpec, root: Path) -> dict[str, Any]:
     return row
 
 
-def _first_error(message: str) -> str:
-    lines = [ln for ln in message.splitlines() if ln.strip()]
-    err = next((ln for ln in lines if "error" in ln), lines[0] if lines else "")
+def _first_error(message: str, root: Path) -> str:
+    """The line that says what is wrong: the linker's missing symbol, else g++'s first error."""
+    lines = [ln.replace(str(root) + "/", "") for ln in message.splitlines() if ln.strip()]
+    err = next((ln for ln in lines if "undefined reference" in ln or "multiple definition" in ln), None)
+    err = err or next((ln for ln in lines if "error" in ln), lines[0] if lines else "")
     return err.strip()[:300]
 
 
@@ -250,7 +252,8 @@ def markdown(rows: list[dict[str, Any]], summary: dict[str, Any], snapshot: str)
     for r in rows:
         b = "" if r["build_s"] is None else f"{r['build_s']:.1f}" + (" c" if r["cached"] else "")
         t = "" if r["run_s"] is None else f"{r['run_s']:.1f}"
-        reason = r["reason"].replace("|", "\\|")
+        reason = r["reason"] + (f" ({r['note']})" if r.get("note") and r["result"] != "pass" else "")
+        reason = reason.replace("|", "\\|")
         out.append(f"| {r['sample']} | {r['category']} | {r['result']} | {b} | {t} | {reason} |")
     return "\n".join(out) + "\n"
 

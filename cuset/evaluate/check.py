@@ -108,6 +108,9 @@ def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int
     result["backend"] = backend
     result["static"] = findings
     result["reference_s"] = round(ref_s, 3)
+    # where the candidate's time went: its builds (load_inline), and the rest of its process
+    result["build_s"] = round(float(result.get("compile_s") or 0.0), 3)
+    result["run_s"] = round(max(0.0, float(result.get("wall_s") or 0.0) - result["build_s"]), 3)
     static_checks.apply(result, findings, static_policy)
     flag = speedup_flag(result.get("runtime_ms"), result.get("ref_runtime_ms"))
     if flag:

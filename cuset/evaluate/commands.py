@@ -10,7 +10,10 @@
 program did not run it exits with a code of its own and one line on stderr: 120 compile error,
 121 unsupported construct, 122 outputs differ under --race-check/--fill-check, 125 the backend
 itself failed. A fault the emulated GPU detects (illegal address, barrier divergence, deadlock,
-host dereference of a device pointer) ends the program with 101.
+host dereference of a device pointer) ends the program with 101. After the program, one line
+on stderr says where the time went: `cuset run-cuda: build 3.2 s, run 0.4 s` (`build cached`
+when the binary came from the build cache); `cuset check` prints the same split, and its
+JSON record carries build_s and run_s.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -250,17 +254,28 @@ def split_program_args(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+def timing_line(build_s: float, run_s: float | None, cached: bool = False) -> str:
+    """`build 3.2 s, run 0.4 s`: where a program's time went (build includes translation)."""
+    b = f"build {build_s:.1f} s" + (" (cached)" if cached else "")
+    return b if run_s is None else f"{b}, run {run_s:.1f} s"
+
+
 def cmd_run_cuda(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()
     build = build_program([Path(f) for f in args.files], include_dirs=[Path(d) for d in args.include], defines=args.define,
                           sanitize=args.sanitize, output=Path(args.output) if args.output else None)
+    build_s = time.perf_counter() - t0
     if not build.ok:
         print(f"cuset run-cuda: {build.status.replace('_', ' ')}:\n{build.message}", file=sys.stderr)
+        print(f"cuset run-cuda: {timing_line(build_s, None)}", file=sys.stderr)
         return BUILD_EXIT[build.status]
     if args.race_check or args.fill_check:
+        t1 = time.perf_counter()
         report = race_check(build.binary, args.program_args) if args.race_check else fill_check(build.binary, args.program_args)
         first = next(iter(report.results.values()))
         sys.stdout.write(first.stdout)
         print(f"cuset run-cuda: {report.summary()}", file=sys.stderr)
+        print(f"cuset run-cuda: {timing_line(build_s, time.perf_counter() - t1, build.cached)} ({len(report.results)} runs)", file=sys.stderr)
         return EXIT_DIFFERS if report.differs else (first.exit_code if first.exit_code is not None else EXIT_BACKEND)
     try:
         opts = RunOptions(schedule=args.schedule, fill=args.fill, workers=args.workers)
@@ -269,8 +284,10 @@ def cmd_run_cuda(args: argparse.Namespace) -> int:
         return 2
     import os
 
+    t1 = time.perf_counter()
     proc = subprocess.run([str(build.binary), *args.program_args], env={**os.environ, **opts.env()})
     code = proc.returncode
+    print(f"cuset run-cuda: {timing_line(build_s, time.perf_counter() - t1, build.cached)}", file=sys.stderr)
     if code < 0:  # as a shell reports a signal
         print(f"cuset run-cuda: program killed by {signal.Signals(-code).name}", file=sys.stderr)
         return 128 - code
@@ -286,6 +303,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps(result, sort_keys=True))
     else:
         print(f"{result['status']}: {result['message']}")
+        if result.get("build_s") is not None:
+            print(f"  time: {timing_line(result['build_s'], result.get('run_s'))}")
         for key in ("compiled", "correct", "max_abs_error", "path", "tolerance"):
             print(f"  {key}: {result.get(key)}")
         for f in result.get("static") or []:

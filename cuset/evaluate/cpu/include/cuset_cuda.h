@@ -48,6 +48,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <condition_variable>
@@ -271,10 +272,16 @@ inline size_t page_size() {
   return p;
 }
 
+[[noreturn]] inline void fault(const std::string& what);
+
 inline void set_protection(Allocation& a, bool accessible) {
   if (a.space != Space::Device || !options().host_deref_check || a.map_base == nullptr) return;
   size_t usable = a.map_len - page_size();
-  mprotect(a.map_base, usable, accessible ? PROT_READ | PROT_WRITE : PROT_NONE);
+  // A failed mprotect would leave device memory closed to kernels: say so, never report it as
+  // the program's illegal access.
+  if (mprotect(a.map_base, usable, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) != 0)
+    fault(std::string("internal: mprotect of a device allocation failed (") + strerror(errno) +
+          "); rerun with CUSET_HOST_DEREF_CHECK=0 and report this");
 }
 
 // Device memory is host-inaccessible between launches; kernels, cudaMemcpy and cudaMemset
@@ -464,16 +471,26 @@ inline void install_handlers() {
   });
 }
 
+struct AltStack {
+  void* mem = nullptr;
+  ~AltStack() {  // a pool thread exits: stop using its signal stack, then free it
+    if (!mem) return;
+    stack_t off{};
+    off.ss_flags = SS_DISABLE;
+    sigaltstack(&off, nullptr);
+    free(mem);
+  }
+};
+
 inline void ensure_altstack() {
 #ifdef CUSET_ASAN
   return;  // AddressSanitizer keeps its own alternate signal stack
 #endif
-  static thread_local bool done = false;
-  if (done) return;
-  done = true;
+  static thread_local AltStack alt;
+  if (alt.mem) return;
   stack_t ss{};
   ss.ss_size = 64 * 1024;
-  ss.ss_sp = malloc(ss.ss_size);
+  ss.ss_sp = alt.mem = malloc(ss.ss_size);
   ss.ss_flags = 0;
   sigaltstack(&ss, nullptr);
 }
@@ -520,6 +537,12 @@ struct Worker {
   std::vector<unsigned char> dyn;
   std::vector<unsigned> order;
   std::mt19937 rng;
+  // A launch's pool threads exit when it ends: their fiber stacks go with them. (Kept, each
+  // stack's guard page is a mapping of its own; after a few dozen launches the process ran
+  // out of mappings, mprotect failed, and device memory stayed closed: a false illegal access.)
+  ~Worker() {
+    if (stacks) munmap(stacks, stack_count * (options().stack_bytes + page_size()));
+  }
 };
 
 inline Worker& worker() {
@@ -633,44 +656,63 @@ inline bool release_warps(Block* b) {
   for (unsigned w = 0; w < nwarps; ++w) {
     Thread* lanes = b->threads + w * 32;
     unsigned n = std::min(32u, b->nthreads - w * 32);
-    unsigned live = 0, waiting = 0, named = 0;
+    unsigned live = 0, waiting = 0, named = 0, cwait = 0;
     for (unsigned l = 0; l < n; ++l) {
       if (lanes[l].state != State::Done) live |= 1u << l;
-      if (lanes[l].state == State::Warp) {
+      if (lanes[l].state != State::Warp) continue;
+      if (lanes[l].op == WarpOp::Coalesce) {
+        cwait |= 1u << l;
+      } else {
         waiting |= 1u << l;
         named |= lanes[l].mask;
       }
     }
-    if (!waiting) continue;
-    // coalesced_threads(): every live lane is blocked, so the lanes waiting at the same call
-    // site are the ones that reached it together; release just those, with their mask.
-    unsigned co = 0;
-    for (unsigned l = 0; l < n && !co; ++l)
-      if ((waiting >> l & 1) && lanes[l].op == WarpOp::Coalesce) {
-        for (unsigned k = 0; k < n; ++k)
-          if ((waiting >> k & 1) && lanes[k].op == WarpOp::Coalesce && lanes[k].line == lanes[l].line && lanes[k].file == lanes[l].file) co |= 1u << k;
-      }
-    if (co) {
+    // Lanes waiting at the same collective with the same mask form a group; a group goes when
+    // every live lane its mask names waits in it. Groups with disjoint masks (labeled or
+    // coalesced groups, tiles of a warp) go on their own.
+    unsigned chosen = 0, stuck = 0, pending = waiting;
+    while (pending && !chosen) {
+      Thread& f = lanes[__builtin_ctz(pending)];
+      unsigned group = 0;
       for (unsigned k = 0; k < n; ++k)
-        if (co >> k & 1) {
-          memcpy(lanes[k].result, &co, 4);
-          lanes[k].state = State::Ready;
-        }
-      any = true;
+        if ((pending >> k & 1) && lanes[k].op == f.op && lanes[k].line == f.line && lanes[k].file == f.file && lanes[k].mask == f.mask) group |= 1u << k;
+      pending &= ~group;
+      unsigned need = (f.mask | group) & live;
+      if ((need & group) == need) chosen = group;
+      else if (need & waiting & ~group) stuck = stuck ? stuck : group;
+    }
+    if (!chosen) {
+      // coalesced_threads(): released only when nothing else in the warp can move, so the
+      // lanes waiting at one call site are the ones that reached it together; they get their
+      // mask. Of several sites the earliest line goes first: lanes inside a branch reach the
+      // code after it (where the others wait) before that site's group forms, as on a GPU,
+      // where the warp reconverges after the branch.
+      if (cwait) {
+        unsigned first_lane = (unsigned)__builtin_ctz(cwait), co = 0;
+        for (unsigned k = 0; k < n; ++k)
+          if ((cwait >> k & 1) && lanes[k].line < lanes[first_lane].line) first_lane = k;
+        for (unsigned k = 0; k < n; ++k)
+          if ((cwait >> k & 1) && lanes[k].line == lanes[first_lane].line && lanes[k].file == lanes[first_lane].file) co |= 1u << k;
+        for (unsigned k = 0; k < n; ++k)
+          if (co >> k & 1) {
+            memcpy(lanes[k].result, &co, 4);
+            lanes[k].state = State::Ready;
+          }
+        any = true;
+        continue;
+      }
+      if (stuck) {  // a lane named by a collective waits at a different one: nothing can move
+        Thread& f = lanes[__builtin_ctz(stuck)];
+        unsigned other = ((f.mask | stuck) & live & waiting & ~stuck);
+        Thread& o = lanes[__builtin_ctz(other)];
+        fault("warp collectives out of step in " + std::string("kernel ") + b->kernel + " block " + dim_text(b->idx) + " warp " +
+              std::to_string(w) + ": lane " + std::to_string(f.lane) + " waits at " + site(f.file, f.line) + ", lane " +
+              std::to_string(o.lane) + " at " + site(o.file, o.line));
+      }
       continue;
     }
-    unsigned need = (named | waiting) & live;
-    if ((need & waiting) != need) continue;
-    Thread* first = nullptr;
-    for (unsigned l = 0; l < n; ++l) {
-      if (!(waiting >> l & 1)) continue;
-      if (!first) first = &lanes[l];
-      else if (lanes[l].op != first->op || lanes[l].line != first->line || lanes[l].file != first->file) {
-        fault("warp collectives out of step in " + std::string("kernel ") + b->kernel + " block " + dim_text(b->idx) + " warp " +
-              std::to_string(w) + ": lane " + std::to_string(first->lane) + " waits at " + site(first->file, first->line) + ", lane " +
-              std::to_string(l) + " at " + site(lanes[l].file, lanes[l].line));
-      }
-    }
+    waiting = chosen;
+    Thread* first = &lanes[__builtin_ctz(chosen)];
     WarpOp op = first->op;
     unsigned ballot = 0;
     long long acc = 0;
@@ -1445,12 +1487,14 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   return r;
 }
 // Integer min/max by name (CUDA's device math library), bit-field and byte intrinsics.
-inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
-inline unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
-inline long long llmin(long long a, long long b) { return a < b ? a : b; }
-inline long long llmax(long long a, long long b) { return a > b ? a : b; }
-inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
-inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+// Templates with a defaulted parameter: host code that defines its own `umin(uint, uint)` (as
+// some .cpp files do, nvcc never showing them CUDA's device library) gets its own, no clash.
+template <class = void> inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
+template <class = void> inline unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
+template <class = void> inline long long llmin(long long a, long long b) { return a < b ? a : b; }
+template <class = void> inline long long llmax(long long a, long long b) { return a > b ? a : b; }
+template <class = void> inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+template <class = void> inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 inline unsigned long long __brevll(unsigned long long x) { return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32)); }
 // funnel shifts: the 64-bit hi:lo shifted, the shift taken mod 32 (_l, _r) or clamped to 32 (_lc, _rc)
 inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) { return (unsigned)((((unsigned long long)hi << 32 | lo) << (s & 31)) >> 32); }

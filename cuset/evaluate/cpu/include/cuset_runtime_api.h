@@ -210,6 +210,9 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
   p->managedMemory = 1;
   p->concurrentKernels = 1;
   p->l2CacheSize = 40 * 1024 * 1024;
+  // access-policy windows are accepted as the hints they are (nothing to persist on a CPU)
+  p->persistingL2CacheMaxSize = 30 * 1024 * 1024;
+  p->accessPolicyMaxWindowSize = 128 * 1024 * 1024;
   p->memoryBusWidth = 5120;
   return cudaSuccess;
 }
@@ -236,6 +239,12 @@ inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int devic
     case cudaDevAttrMaxRegistersPerBlock: *v = p.regsPerBlock; break;
     case cudaDevAttrTotalConstantMemory: *v = (int)p.totalConstMem; break;
     case cudaDevAttrL2CacheSize: *v = p.l2CacheSize; break;
+    case cudaDevAttrMaxPersistingL2CacheSize: *v = p.persistingL2CacheMaxSize; break;
+    case cudaDevAttrMaxAccessPolicyWindowSize: *v = p.accessPolicyMaxWindowSize; break;
+    case cudaDevAttrCooperativeLaunch: *v = 0; break;
+    case cudaDevAttrConcurrentManagedAccess: *v = 1; break;
+    case cudaDevAttrMemoryPoolsSupported: *v = 1; break;
+    case cudaDevAttrCanMapHostMemory: *v = 1; break;
     case cudaDevAttrManagedMemory: *v = 1; break;
     case cudaDevAttrUnifiedAddressing: *v = 1; break;
     default: *v = 0; break;
