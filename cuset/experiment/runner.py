@@ -180,35 +180,9 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
 
     events = []
     store = jobs.JobStore()
-    # One fine-tune waits in the queue at a time: the evaluations of a finished fine-tune are
-    # submitted before the next fine-tune is, so results arrive method by method.
-    train_queued = any(u.kind == "train" and state.of(u).job is not None and state.of(u).status == ACTIVE
-                       and _job_status(store, state.of(u).job) == "queued" for u in units)
-    for unit in units:
+    for unit in units:  # first what the jobs did, so that a fine-tune just finished counts below
         us = state.of(unit)
-        if us.status in (DONE, FAILED):
-            continue
-        if us.job is None and unit.kind == "train" and train_queued:
-            us.status = WAITING
-            continue
-        if us.job is None:
-            if unit.needs:
-                need = state.units.get(unit.needs)
-                if need is not None and need.status == DONE and need.job is not None and not _job_exists(store, need.job):
-                    events.append(f"{unit.needs}: its job {need.job} is not in this workspace (its model with it); training again")
-                    need.status, need.job, need.attempts = PENDING, None, 0
-                    continue
-                if need is None or need.status != DONE:
-                    us.status = FAILED if need is not None and need.status == FAILED else WAITING
-                    if us.status == FAILED:
-                        us.error = f"its fine-tune {unit.needs} failed"
-                    continue
-            cfg = unit_config(config, unit, state)
-            job = jobs.submit(cfg) if unit.kind == "train" else submit_evaluation(cfg)
-            train_queued = train_queued or unit.kind == "train"
-            us.job, us.attempts, us.status, us.started = job.id, 1, ACTIVE, time.time()
-            events.append(f"{unit.key}: submitted as job {job.id}")
-            state.save()
+        if us.status in (DONE, FAILED) or us.job is None:
             continue
         try:
             job = store.get(us.job)
@@ -219,6 +193,34 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
         event = _settle(unit, us, job, config)
         if event:
             events.append(event)
+    # Then submissions. One fine-tune waits in the queue at a time, and evaluations go first, so
+    # the evaluations of a finished fine-tune join the queue before the next fine-tune does.
+    train_queued = any(u.kind == "train" and state.of(u).job is not None and state.of(u).status == ACTIVE
+                       and _job_status(store, state.of(u).job) == "queued" for u in units)
+    for unit in sorted(units, key=lambda u: u.kind == "train"):
+        us = state.of(unit)
+        if us.status in (DONE, FAILED) or us.job is not None:
+            continue
+        if unit.kind == "train" and train_queued:
+            us.status = WAITING
+            continue
+        if unit.needs:
+            need = state.units.get(unit.needs)
+            if need is not None and need.status == DONE and need.job is not None and not _job_exists(store, need.job):
+                events.append(f"{unit.needs}: its job {need.job} is not in this workspace (its model with it); training again")
+                need.status, need.job, need.attempts = PENDING, None, 0
+                continue
+            if need is None or need.status != DONE:
+                us.status = FAILED if need is not None and need.status == FAILED else WAITING
+                if us.status == FAILED:
+                    us.error = f"its fine-tune {unit.needs} failed"
+                continue
+        cfg = unit_config(config, unit, state)
+        job = jobs.submit(cfg) if unit.kind == "train" else submit_evaluation(cfg)
+        train_queued = train_queued or unit.kind == "train"
+        us.job, us.attempts, us.status, us.started = job.id, 1, ACTIVE, time.time()
+        events.append(f"{unit.key}: submitted as job {job.id}")
+        state.save()
     state.save()
     return events
 
