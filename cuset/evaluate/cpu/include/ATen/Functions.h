@@ -1,6 +1,7 @@
 // ATen/Functions.h for the CuSeT torch shim: the factories (torch::empty, zeros, ones, full,
-// *_like, empty_strided, arange, from_blob). New tensors default to float32 on the CPU, as in
-// torch; `x.options()` carries the emulated cuda:0.
+// *_like, empty_strided, arange, from_blob) and the free forms of Tensor's sum, mean and
+// arithmetic with a number. New tensors default to float32 on the CPU, as in torch;
+// `x.options()` carries the emulated cuda:0.
 #ifndef CUSET_ATEN_FUNCTIONS_H
 #define CUSET_ATEN_FUNCTIONS_H
 
@@ -85,6 +86,15 @@ inline Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, cons
 inline Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {}) {
   return from_blob(data, sizes, cuset_torch::contiguous_strides(sizes), options);
 }
+
+// Whole-tensor reductions and arithmetic with a number, as free functions (at::sum(t), torch::mean(t)).
+inline Tensor sum(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt) { return t.sum(dtype); }
+inline Tensor mean(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt) { return t.mean(dtype); }
+inline Tensor add(const Tensor& t, const Scalar& s, const Scalar& alpha = 1) { return t.add(s, alpha); }
+inline Tensor sub(const Tensor& t, const Scalar& s, const Scalar& alpha = 1) { return t.sub(s, alpha); }
+inline Tensor mul(const Tensor& t, const Scalar& s) { return t.mul(s); }
+inline Tensor div(const Tensor& t, const Scalar& s) { return t.div(s); }
+inline Tensor neg(const Tensor& t) { return t.neg(); }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -5,10 +5,11 @@
 // code may read it, filled with the emulator's garbage byte like a fresh cudaMalloc), host
 // memory (a CPU tensor: kernels given it fault, as on a GPU), or memory owned by the caller
 // (a torch tensor passed in from Python, registered as device memory for the call).
-// What runs here runs on the host: metadata, views, copies, dtype conversions and arithmetic
-// with a number (x.div_(n)); tensor-tensor computation (x + y, matmul, softmax) is left out on
-// purpose, so code that needs it is built against real torch instead (cuset.evaluate.cpu.
-// kernelbench falls back).
+// What runs here runs on the host: metadata, views, copies, dtype conversions, arithmetic with a
+// number (x.div_(n), x / n, 1 - x, with torch's result dtypes) and whole-tensor sum and mean
+// (what finishes a kernel's partial results: `partial.sum() / n`); tensor-tensor computation
+// (x + y, matmul, softmax, reductions over a dim) is left out on purpose, so code that needs it
+// is built against real torch instead (cuset.evaluate.cpu.kernelbench falls back, naming it).
 #ifndef CUSET_ATEN_TENSOR_H
 #define CUSET_ATEN_TENSOR_H
 
@@ -16,6 +17,7 @@
 #include <ATen/core/cuset_storage.h>
 #include <c10/core/Scalar.h>
 #include <c10/core/TensorOptions.h>
+#include <c10/core/WrapDimMinimal.h>
 #include <c10/util/ArrayRef.h>
 
 #include <algorithm>
@@ -363,10 +365,53 @@ class Tensor {
     TORCH_CHECK(is_floating_point(), "result type Float can't be cast to the desired output type ", scalar_type());
     return scalar_op_(v, 1, '/');
   }
-  Tensor add(const Scalar& v, const Scalar& alpha = 1) const { return clone().add_(v, alpha); }
-  Tensor sub(const Scalar& v, const Scalar& alpha = 1) const { return clone().sub_(v, alpha); }
-  Tensor mul(const Scalar& v) const { return clone().mul_(v); }
-  Tensor div(const Scalar& v) const { return clone().div_(v); }
+  Tensor add(const Scalar& v, const Scalar& alpha = 1) const { return scalar_binary(scaled(v, alpha), '+'); }
+  Tensor sub(const Scalar& v, const Scalar& alpha = 1) const { return scalar_binary(scaled(v, alpha), '-'); }
+  Tensor mul(const Scalar& v) const { return scalar_binary(v, '*'); }
+  Tensor div(const Scalar& v) const { return scalar_binary(v, '/'); }
+  Tensor neg() const { return scalar_binary(0, 'n'); }
+
+  // A new contiguous tensor: each element `x op s` (`s op x` when `reversed`; op 'n': -x), in
+  // torch's result dtype: a floating tensor keeps its dtype; an integral one becomes float32
+  // for a floating number or true division, int64 when it is bool and the number an integer.
+  Tensor scalar_binary(const Scalar& s, char op, bool reversed = false) const {
+    const auto& i = impl();
+    ScalarType rt = i.dtype;
+    if (!isFloatingType(rt)) {
+      if (s.isFloatingPoint() || op == '/') rt = kFloat;
+      else if (rt == kBool && !s.isBoolean()) rt = kLong;
+    }
+    Tensor out = empty(sizes(), options().dtype(rt));
+    cuset::Unprotect open;
+    char* o = (char*)out.data_ptr();
+    size_t es = elementSize(i.dtype), os = elementSize(rt);
+    bool ints = isIntegralType(rt, true);
+    cuset_torch::for_each_offset(i.sizes, i.strides, [&](int64_t off, int64_t k) {
+      const char* p = i.data + off * (int64_t)es;
+      if (ints) {
+        int64_t a = cuset_torch::load_int(p, i.dtype), b = s.toLong();
+        if (reversed) std::swap(a, b);
+        cuset_torch::store_int(o + k * (int64_t)os, rt, op == '+' ? a + b : op == '-' ? a - b : op == '*' ? a * b : -(reversed ? b : a));
+      } else {
+        double a = cuset_torch::load_double(p, i.dtype), b = s.toDouble();
+        if (reversed) std::swap(a, b);
+        double r = op == '+' ? a + b : op == '-' ? a - b : op == '*' ? a * b : op == '/' ? a / b : -(reversed ? b : a);
+        cuset_torch::store_double(o + k * (int64_t)os, rt, r);
+      }
+    });
+    return out;
+  }
+
+  // --- whole-tensor reductions (host loops, double accumulator), a 0-dim tensor on this device --
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const {
+    return reduce_all(dtype.value_or(isIntegralType(scalar_type(), true) ? kLong : scalar_type()), false);
+  }
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const {
+    ScalarType rt = dtype.value_or(scalar_type());
+    TORCH_CHECK(isFloatingType(rt), "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: ",
+                scalar_type());
+    return reduce_all(rt, true);
+  }
 
   Tensor clone(std::optional<MemoryFormat> format = std::nullopt) const {
     Tensor out = format == MemoryFormat::ChannelsLast || (!format && is_non_overlapping_and_dense())
@@ -434,6 +479,26 @@ class Tensor {
     });
     return *this;
   }
+  static Scalar scaled(const Scalar& v, const Scalar& alpha) {
+    if (v.isFloatingPoint() || alpha.isFloatingPoint()) return Scalar(v.toDouble() * alpha.toDouble());
+    return Scalar(v.toLong() * alpha.toLong());
+  }
+  Tensor reduce_all(ScalarType rt, bool mean) const {
+    Tensor out = empty({}, options().dtype(rt));
+    cuset::Unprotect open;
+    const auto& i = impl();
+    size_t es = elementSize(i.dtype);
+    if (isIntegralType(rt, true)) {
+      int64_t acc = 0;
+      cuset_torch::for_each_offset(i.sizes, i.strides, [&](int64_t off, int64_t) { acc += cuset_torch::load_int(i.data + off * (int64_t)es, i.dtype); });
+      cuset_torch::store_int((char*)out.data_ptr(), rt, acc);
+    } else {
+      double acc = 0;
+      cuset_torch::for_each_offset(i.sizes, i.strides, [&](int64_t off, int64_t) { acc += cuset_torch::load_double(i.data + off * (int64_t)es, i.dtype); });
+      cuset_torch::store_double((char*)out.data_ptr(), rt, mean ? acc / (double)numel() : acc);
+    }
+    return out;
+  }
   std::shared_ptr<cuset_torch::Impl> view_impl() const { return std::make_shared<cuset_torch::Impl>(impl()); }
   std::vector<int64_t> infer_size(IntArrayRef sizes) const {
     std::vector<int64_t> shape = sizes.vec();
@@ -455,6 +520,21 @@ class Tensor {
   }
   std::shared_ptr<cuset_torch::Impl> impl_;
 };
+
+// Arithmetic with a number, both ways round (torch's Tensor-Scalar operators).
+inline Tensor operator+(const Tensor& t, const Scalar& s) { return t.scalar_binary(s, '+'); }
+inline Tensor operator-(const Tensor& t, const Scalar& s) { return t.scalar_binary(s, '-'); }
+inline Tensor operator*(const Tensor& t, const Scalar& s) { return t.scalar_binary(s, '*'); }
+inline Tensor operator/(const Tensor& t, const Scalar& s) { return t.scalar_binary(s, '/'); }
+inline Tensor operator+(const Scalar& s, const Tensor& t) { return t.scalar_binary(s, '+', true); }
+inline Tensor operator-(const Scalar& s, const Tensor& t) { return t.scalar_binary(s, '-', true); }
+inline Tensor operator*(const Scalar& s, const Tensor& t) { return t.scalar_binary(s, '*', true); }
+inline Tensor operator/(const Scalar& s, const Tensor& t) { return t.scalar_binary(s, '/', true); }
+inline Tensor operator-(const Tensor& t) { return t.neg(); }
+inline Tensor& operator+=(Tensor& t, const Scalar& s) { return t.add_(s); }
+inline Tensor& operator-=(Tensor& t, const Scalar& s) { return t.sub_(s); }
+inline Tensor& operator*=(Tensor& t, const Scalar& s) { return t.mul_(s); }
+inline Tensor& operator/=(Tensor& t, const Scalar& s) { return t.div_(s); }
 
 inline std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
