@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from cuset.evaluate.check import check_solution
+from cuset.evaluate.cpu.build import BackendError, compiler, cuda_include_dir
 from cuset.evaluate.cpu.kernelbench import missing_aten
 from cuset.evaluate.suite.bundled import apply_edits
 
@@ -179,6 +180,12 @@ def main(argv: list[str] | None = None) -> int:
         entries = [e for e in entries if e.task in wanted]
     if args.small:
         entries = [e for e in entries if e.small]
+    try:
+        compiler(), cuda_include_dir()
+    except BackendError as exc:  # nothing can be built here: say so, no table
+        print(f"kernelbench_solutions: skipped, the CPU backend cannot build here: {exc}")
+        print(json.dumps({"kb_solutions": 0, "kb_correct": 0, "kb_shim_share": None, "skipped": str(exc)}))
+        return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="cuset-kb-solutions-") as tmp:
         for entry in entries:
