@@ -57,18 +57,19 @@ MANY_LAUNCHES = r"""
 #include <cstdio>
 __global__ void step(float* x) {
   __shared__ float s[256];
+  x += 256 * blockIdx.x;
   s[threadIdx.x] = x[threadIdx.x];
   __syncthreads();
   x[threadIdx.x] = s[255 - threadIdx.x] + 1.0f;
 }
 int main() {
   float* d;
-  cudaMalloc(&d, 256 * sizeof(float));
-  cudaMemset(d, 0, 256 * sizeof(float));
+  cudaMalloc(&d, 1024 * sizeof(float));
+  cudaMemset(d, 0, 1024 * sizeof(float));
   for (int i = 0; i < 400; ++i) step<<<4, 256>>>(d);
-  float h[256];
+  float h[1024];
   cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
-  printf("%.0f %s\n", h[7], cudaGetErrorString(cudaGetLastError()));
+  printf("%.0f %.0f %s\n", h[7], h[1000], cudaGetErrorString(cudaGetLastError()));
 }
 """
 
@@ -82,7 +83,7 @@ def test_hundreds_of_launches_with_worker_threads_no_false_fault(tmp_path):
     assert build.ok, build.message
     r = execute(build.binary, [], RunOptions(workers=4), timeout=60)
     assert r.status == "ok", r.message
-    assert r.stdout.strip() == "400 no error"
+    assert r.stdout.strip() == "400 400 no error"
 
 
 def test_linker_error_names_the_undefined_symbol(tmp_path):
