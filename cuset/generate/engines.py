@@ -113,6 +113,28 @@ class RowSampler:
         return out.scatter_(1, picks[:, None], 0.0)
 
 
+class ReplyCounter:
+    """A stopping criterion that stops nothing: it counts the rows of a batch that have produced
+    an end token and reports `progress(done_before + ended, total)` each time that count grows,
+    so a wide batch shows replies finishing while it runs instead of only at its end."""
+
+    def __init__(self, stops: Sequence[int], done_before: int, total: int, progress: Callable[[int, int], None]) -> None:
+        self.stops = list(stops)
+        self.done_before, self.total, self.progress = done_before, total, progress
+        self.ended: Any = None
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        last = input_ids[:, -1]
+        hit = torch.isin(last, torch.tensor(self.stops, device=last.device))
+        before = 0 if self.ended is None else int(self.ended.sum())
+        self.ended = hit if self.ended is None else (self.ended | hit)
+        if int(self.ended.sum()) > before:
+            self.progress(self.done_before + int(self.ended.sum()), self.total)
+        return torch.zeros_like(last, dtype=torch.bool)
+
+
 def left_pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any]:
     """(input_ids, attention_mask), both [B, W] int64, rows right-aligned."""
     import torch
@@ -181,10 +203,16 @@ class TransformersEngine:
             processors = None
             if not config.greedy:
                 processors = LogitsProcessorList([RowSampler([requests[i].seed for i in batch], config.temperature, config.top_p)])
+            watch = None
+            if progress:
+                from transformers import StoppingCriteriaList
+
+                watch = StoppingCriteriaList([ReplyCounter(self.stops, begin, len(requests), progress)])
             started = time.perf_counter()
             with torch.inference_mode():
                 out = self.model.generate(
-                    input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=generation, logits_processor=processors
+                    input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=generation, logits_processor=processors,
+                    stopping_criteria=watch,
                 )
             share = (time.perf_counter() - started) / len(batch)
             new = out[:, ids.shape[1] :].tolist()

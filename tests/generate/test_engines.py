@@ -68,3 +68,18 @@ def test_auto_picks_transformers_here_and_vllm_fails_clearly_when_missing():
     if importlib.util.find_spec("vllm") is None:
         with pytest.raises(EngineError, match=r"vLLM is not installed: `pip install vllm`.*engine='transformers'"):
             make_engine(GenerateConfig(model="tiny", engine="vllm"))
+
+
+def test_reply_counter_reports_replies_as_they_end_and_stops_nothing():
+    import torch
+
+    from cuset.generate.engines import ReplyCounter
+
+    seen = []
+    counter = ReplyCounter([7, 9], done_before=4, total=10, progress=lambda d, n: seen.append((d, n)))
+    steps = [[1, 2, 3], [7, 2, 3], [5, 2, 3], [5, 9, 7]]  # the last token of each row, step by step
+    ids = torch.zeros((3, 0), dtype=torch.long)
+    for step in steps:
+        ids = torch.cat([ids, torch.tensor(step)[:, None]], dim=1)
+        assert not counter(ids, None).any()
+    assert seen == [(5, 10), (7, 10)]  # row 0 ended at step 2; rows 1 and 2 at step 4; row 0's later 5 changes nothing
