@@ -1,6 +1,6 @@
 """Generation speed: the evaluation's decoding paths side by side, against the memory-bandwidth limit.
 
-    python -m benchmarks.generation            # coder-0.5b, the bundled tasks' real prompts, 64 decoding steps
+    python -m benchmarks.generation            # coder-0.5b, the bundled tasks' real prompts (768 tokens), 32 decoding steps
     python -m benchmarks.generation --small    # smollm2-135m, 8 steps, batches up to 8 (what CI runs)
     python -m benchmarks.generation --model smollm2-135m
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.small:
         n_short, n_long, length, batches, n_agree = 4, 12, 128, (1, 4, 8), 2
     else:
-        n_short, n_long, length, batches, n_agree = 16, 80, 1024, (1, 4, 16, 48), 4
+        n_short, n_long, length, batches, n_agree = 8, 40, 768, (1, 4, 16, 48), 3
     own = models.default_score_dtype(args.model)
     widest = max(batches)
     rows_plan = [("float32", 1), ("float32", 4), ("bfloat16", 1), ("bfloat16", 4)] + [(own, b) for b in batches if b > 4]
