@@ -152,3 +152,21 @@ def test_conformance_runner_exports_a_bare_snapshot(tmp_path):
     assert cuda_samples.export_bare(bare, ["Samples/0_Introduction/a", "Common"], dest) == 0
     assert (dest / "Samples/0_Introduction/a/a.cu").read_text() == "int main() { return 0; }\n"
     assert (dest / "Common/helper.h").is_file()
+
+
+def test_device_assert_fails_the_launch_with_cuda_error_assert():
+    r = run_program([CUDA / "device_assert.cu"])
+    assert r.status == "ok", r.message + r.stderr
+    assert r.stdout.splitlines() == [
+        "ok launch: cudaSuccess",
+        "barrier launch: cudaErrorAssert (device-side assert triggered)",
+        "sticky: cudaErrorAssert cudaErrorAssert",
+        "plain launch: cudaErrorAssert",
+        "done",
+    ]
+    lines = r.stderr.splitlines()
+    # fiber mode: only thread 5 fails; loop mode: a block ends at its first failing thread, and
+    # blocks not started after the failure do not run (CUDA's message format either way)
+    assert "device_assert.cu:18: void barrier(int*, int): block: [0,0,0], thread: [5,0,0] Assertion `i != 5 || n > 100` failed." in lines[0]
+    plain = [ln for ln in lines[1:] if "Assertion `i < n` failed." in ln]
+    assert plain and all("thread: [8,0,0]" in ln or "thread: [0,0,0]" in ln for ln in plain), lines

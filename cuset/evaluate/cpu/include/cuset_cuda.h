@@ -52,6 +52,7 @@
 #include <climits>
 #include <cmath>
 #include <condition_variable>
+#include <csetjmp>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -210,7 +211,12 @@ struct Block {
   int barrier_pred_sum = 0;
   unsigned phase = 0;
   std::vector<unsigned char> scratch;  // 16 bytes per thread: cooperative-groups collectives of large groups
+  jmp_buf abort_jmp;  // loop mode: a failed device assert() ends the rest of the block here
 };
+
+// A device-side assert() that failed: like CUDA, the launch (and every later call that
+// synchronizes) reports cudaErrorAssert; blocks not yet started do not run.
+inline std::atomic<int> sticky_error{0};
 
 inline thread_local Thread* cur_thread = nullptr;
 inline thread_local Block* cur_block = nullptr;
@@ -896,7 +902,7 @@ inline void run_block(Worker& w, Block* b) {
   if (b->dyn_size) fill_garbage(b->dyn, b->dyn_size);
   cur_block = b;
   if (!b->fibers) {
-    b->loop(b, b->payload);
+    if (setjmp(b->abort_jmp) == 0) b->loop(b, b->payload);
     cur_block = nullptr;
 #ifdef CUSET_ASAN
     for (void* p : b->heap_blocks) free(p);
@@ -1053,7 +1059,7 @@ inline void run_grid(const KernelInfo& info, const Config& c, Body body, Loop lo
 #endif
     for (;;) {
       unsigned long long k = next.fetch_add(1);
-      if (k >= nblocks) break;
+      if (k >= nblocks || sticky_error.load(std::memory_order_relaxed)) break;
       if (o.order == Order::Random) w.rng.seed(o.seed * 2654435761u + (unsigned)k);
       b.idx = make_uint3((unsigned)(k % c.grid.x), (unsigned)((k / c.grid.x) % c.grid.y), (unsigned)(k / ((unsigned long long)c.grid.x * c.grid.y)));
 #ifdef CUSET_ASAN
@@ -1092,6 +1098,10 @@ template <auto F, bool Static, class... P, class... A>
 void launch_impl(void (*fn)(P...), const KernelInfo& info, Config cfg, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
   using Tuple = std::tuple<std::decay_t<P>...>;
+  if (int e = sticky_error.load()) {  // the device is in an error state (a failed assert): nothing runs
+    last_error = (cudaError_t)e;
+    return;
+  }
   std::string problem = launch_problem(cfg, (const void*)fn);
   if (!problem.empty()) {
     last_error = problem.find("shared memory") != std::string::npos ? cudaErrorInvalidValue : cudaErrorInvalidConfiguration;
@@ -1327,6 +1337,28 @@ inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_
 inline long long clock64() { return (long long)std::chrono::steady_clock::now().time_since_epoch().count(); }
 inline unsigned long long __globaltimer() { return (unsigned long long)clock64(); }
 inline void __nanosleep(unsigned) {}
+// assert(): glibc's macro calls __assert_fail, which this definition replaces (the program's
+// own symbol wins over libc's). In host code it prints glibc's line and aborts as before; in
+// a kernel it prints CUDA's line, marks the device with cudaErrorAssert and ends the thread
+// (a fiber is marked done and never resumed; a block run as a plain loop ends there).
+extern "C" __attribute__((weak, noreturn)) void __assert_fail(const char* expr, const char* file, unsigned int line, const char* func) noexcept {
+  cuset::Block* b = cuset::cur_block;
+  if (!b) {
+    fflush(stdout);
+    fprintf(stderr, "%s: %u: %s: Assertion `%s' failed.\n", file, line, func, expr);
+    abort();
+  }
+  uint3 t = cuset::cur_thread && b->fibers ? cuset::cur_thread->idx : cuset::tls_tid;
+  fprintf(stderr, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file, line, func, b->idx.x, b->idx.y,
+          b->idx.z, t.x, t.y, t.z, expr);
+  int none = 0;
+  cuset::sticky_error.compare_exchange_strong(none, (int)cudaErrorAssert);
+  if (!b->fibers) longjmp(b->abort_jmp, 1);
+  cuset::cur_thread->state = cuset::State::Done;
+  cuset::yield_to_scheduler();
+  cuset::fault("internal: a thread that failed an assert() was resumed");
+}
+
 [[noreturn]] inline void __trap() { cuset::fault("__trap() in " + cuset::where()); }
 [[noreturn]] inline void __brkpt() { cuset::fault("__brkpt() in " + cuset::where()); }
 

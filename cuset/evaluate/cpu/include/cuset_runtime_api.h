@@ -79,7 +79,10 @@ inline cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
   *d = h;
   return cudaSuccess;
 }
-inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) { return cuset::copy(dst, src, n, kind); }
+inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
+  if (int sticky = cuset::sticky_error.load()) return (cudaError_t)sticky;
+  return cuset::copy(dst, src, n, kind);
+}
 inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t) {
   return cuset::copy(dst, src, n, kind);
 }
@@ -118,10 +121,15 @@ inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
   return cudaSuccess;
 }
 
-inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
-inline cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
+// A failed device assert() leaves the device in an error state that every synchronizing call
+// reports until cudaDeviceReset (CUDA's sticky errors).
+inline cudaError_t cudaDeviceSynchronize(void) { return (cudaError_t)cuset::sticky_error.load(); }
+inline cudaError_t cudaDeviceReset(void) {
+  cuset::sticky_error = 0;
+  return cudaSuccess;
+}
 inline cudaError_t cudaDeviceSetLimit(cudaLimit, size_t) { return cudaSuccess; }
-inline cudaError_t cudaThreadSynchronize(void) { return cudaSuccess; }
+inline cudaError_t cudaThreadSynchronize(void) { return cudaDeviceSynchronize(); }
 inline cudaError_t cudaStreamCreate(cudaStream_t* s) {
   *s = new CUstream_st{1};
   return cudaSuccess;
@@ -132,7 +140,7 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
   delete s;
   return cudaSuccess;
 }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaDeviceSynchronize(); }
 inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) { return cudaSuccess; }
 inline cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
@@ -155,7 +163,7 @@ inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
   e->recorded = true;
   return cudaSuccess;
 }
-inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaDeviceSynchronize(); }
 inline cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
 inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   if (!a || !b || !a->recorded || !b->recorded) return cuset::set_error(cudaErrorInvalidResourceHandle);
@@ -406,11 +414,15 @@ inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n
 }
 
 inline cudaError_t cudaGetLastError(void) {
+  if (int sticky = cuset::sticky_error.load()) return (cudaError_t)sticky;
   cudaError_t e = cuset::last_error;
   cuset::last_error = cudaSuccess;
   return e;
 }
-inline cudaError_t cudaPeekAtLastError(void) { return cuset::last_error; }
+inline cudaError_t cudaPeekAtLastError(void) {
+  if (int sticky = cuset::sticky_error.load()) return (cudaError_t)sticky;
+  return cuset::last_error;
+}
 
 inline const char* cudaGetErrorName(cudaError_t e) {
   switch (e) {
@@ -422,6 +434,7 @@ inline const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorAssert: return "cudaErrorAssert";
     default: return "cudaErrorUnknown";
   }
 }
@@ -435,6 +448,7 @@ inline const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorAssert: return "device-side assert triggered";
     default: return "unknown error";
   }
 }
