@@ -170,3 +170,10 @@ def test_device_assert_fails_the_launch_with_cuda_error_assert():
     assert "device_assert.cu:18: void barrier(int*, int): block: [0,0,0], thread: [5,0,0] Assertion `i != 5 || n > 100` failed." in lines[0]
     plain = [ln for ln in lines[1:] if "Assertion `i < n` failed." in ln]
     assert plain and all("thread: [8,0,0]" in ln or "thread: [0,0,0]" in ln for ln in plain), lines
+
+
+def test_cuda_arch_is_defined_in_device_code_only():
+    # kernel: 8 + 700 (arch 800 >= 700), the #else of #ifndef (6), a __host__ __device__ function's host view (0)
+    r = run_program([CUDA / "cuda_arch.cu"])
+    assert r.status == "ok", r.message + r.stderr
+    assert r.stdout.splitlines() == ["708 6 0"]

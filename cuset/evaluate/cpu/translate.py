@@ -268,10 +268,87 @@ def _shared_replacement(decl: str, ident: int, file_scope: bool, path: str, next
     return " ".join(out)
 
 
+_ARCH = "800"  # the compute capability the emulator reports (cudaDeviceProp major 8, minor 0)
+_ARCH_DIRECTIVES = ("preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef")
+
+
+def _device_context(node: Node, data: bytes) -> bool:
+    """Whether a conditional directive sits in device-only code: inside a __global__ or
+    __device__ (not __host__) function body, or at file scope with such a function in its
+    branch. nvcc compiles that code with __CUDA_ARCH__ defined; host code sees it undefined."""
+    outer = _enclosing_function(node)
+    if outer is not None:
+        head = data[outer.start_byte : (outer.child_by_field_name("body") or outer).start_byte].decode(errors="replace")
+        return ("__global__" in head or "__device__" in head) and "__host__" not in head
+    for child in node.children:
+        if child.type in ("preproc_else", "preproc_elif", "preproc_elifdef"):
+            break
+        if child.type in ("function_definition", "declaration", "template_declaration"):
+            head = _text(data, child).split("{", 1)[0]
+            if "__host__" in head:
+                return False
+            if "__global__" in head or "__device__" in head:
+                return True
+    return False
+
+
+def _in_directive(node: Node) -> bool:
+    """Whether an identifier is part of a preprocessor directive's condition or name."""
+    a = node.parent
+    while a is not None:
+        if a.type.startswith("preproc"):
+            cond = a.child_by_field_name("condition") or a.child_by_field_name("name")
+            if cond is not None and cond.start_byte <= node.start_byte < cond.end_byte:
+                return True
+        a = a.parent
+    return False
+
+
+def resolve_cuda_arch(source: str) -> str:
+    """`#if __CUDA_ARCH__ >= 700` and `#ifdef __CUDA_ARCH__` in device-only code, decided as
+    nvcc's device pass would (architecture 800). The emulator compiles host and device code
+    in one pass without __CUDA_ARCH__, so such code was silently compiled out (an empty
+    kernel). Host code, and __host__ __device__ functions, keep the host pass's view."""
+    if "__CUDA_ARCH__" not in source:
+        return source
+    data, tree = _parse(source)
+    edits: list[tuple[int, int, str]] = []
+    for n in _walk(tree.root_node):
+        if n.type == "identifier" and _text(data, n) == "__CUDA_ARCH__" and not _in_directive(n):
+            if _enclosing_function(n) is not None and _device_context(n, data):  # a use in device code: its value
+                edits.append((n.start_byte, n.end_byte, _ARCH))
+            continue
+        if n.type not in _ARCH_DIRECTIVES or not _device_context(n, data):
+            continue
+        if n.type in ("preproc_ifdef", "preproc_elifdef"):
+            name = n.child_by_field_name("name")
+            if name is None or _text(data, name) != "__CUDA_ARCH__":
+                continue
+            directive = n.children[0]
+            word = _text(data, directive)
+            truth = "0" if word.endswith("ndef") else "1"
+            keyword = "#elif" if n.type == "preproc_elifdef" else "#if"
+            edits.append((directive.start_byte, name.end_byte, f"{keyword} {truth}"))
+            continue
+        cond = n.child_by_field_name("condition")
+        if cond is None:
+            continue
+        text = _text(data, cond)
+        if "__CUDA_ARCH__" not in text:
+            continue
+        text = re.sub(r"\bdefined\s*\(\s*__CUDA_ARCH__\s*\)|\bdefined\s+__CUDA_ARCH__\b", "1", text)
+        edits.append((cond.start_byte, cond.end_byte, re.sub(r"\b__CUDA_ARCH__\b", _ARCH, text)))
+    out = bytearray(data)
+    for start, end, rep in sorted(edits, reverse=True):
+        out[start:end] = rep.encode()
+    return out.decode(errors="replace")
+
+
 def translate(source: str, path: str = "<source>", first_line: int = 1, program: Analysis | None = None) -> Translation:
     """Translate one file. `first_line` is the line of `source`'s first line in `path` (for CUDA
     embedded in a Python string); `program` is `analyse` over every file of the program
     (default: this file alone). Kernels defined outside the program run as fibers."""
+    source = resolve_cuda_arch(source)
     data, tree = _parse(source)
     root = tree.root_node
     code = _code_only(data, root)
