@@ -177,3 +177,10 @@ def test_cuda_arch_is_defined_in_device_code_only():
     r = run_program([CUDA / "cuda_arch.cu"])
     assert r.status == "ok", r.message + r.stderr
     assert r.stdout.splitlines() == ["708 6 0"]
+
+
+def test_shared_array_with_align_after_a_builtin_type():
+    # out[0] = s[63] = 189, out[63] = s[0] = 0, both arrays aligned (misalignment sum 0)
+    r = run_program([CUDA / "shared_align.cu"])
+    assert r.status == "ok", r.message + r.stderr
+    assert r.stdout.split() == ["189", "0", "0"]

@@ -419,8 +419,14 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
                 continue
             file_scope = _enclosing_function(decl) is None
             ident = zlib.crc32(f"{path}:{decl.start_byte}".encode())
-            text = _text(data, decl)
-            end_line = _line_of(data, decl.end_byte) + first_line - 1
+            decl_end = decl.end_byte
+            if not data[decl.start_byte : decl_end].rstrip().endswith(b";"):
+                # `__shared__ int __align__(8) s[1024];`: the grammar reads `__align__(8)` as the
+                # declarator and ends the declaration there; the declaration runs to its `;`
+                semi = data.find(b";", decl_end)
+                decl_end = semi + 1 if semi >= 0 else decl_end
+            text = data[decl.start_byte : decl_end].decode(errors="replace")
+            end_line = _line_of(data, decl_end) + first_line - 1
             rep = _shared_replacement(text, ident, file_scope, esc_path, end_line + 1)
             if rep is None:
                 result.unsupported.append(Unsupported("__shared__ declaration the translator cannot parse", line, text))
@@ -431,7 +437,7 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
                     result.unsupported.append(Unsupported("file-scope __shared__ not at the start of a line", line, text))
                     continue
             rep += "\n" * max(0, text.count("\n") - rep.count("\n")) if not file_scope else ""
-            edits.append((decl.start_byte, decl.end_byte, rep))
+            edits.append((decl.start_byte, decl_end, rep))
 
     out = bytearray(data)
     for start, end, rep in sorted(set(edits), key=lambda e: (e[0], e[1]), reverse=True):
