@@ -164,6 +164,8 @@ def build_candidates(config: EvalConfig, tasks: list[Any], progress: Progress | 
     gcfg = GenerateConfig(model=config.model, n_samples=config.n_samples, temperature=config.temperature, top_p=config.top_p,
                           seed=config.seed, max_new_tokens=config.max_new_tokens, one_shot=config.one_shot,
                           batch_size=config.batch_size, dtype=config.dtype)
+    if progress:  # the job shows "generating" from the start, not after the first batch
+        progress("generating", 0, len(tasks) * config.n_samples)
     result = generate({t.id: t.task_text for t in tasks}, gcfg,
                       progress=(lambda d, n: progress("generating", d, n)) if progress else None)
     if generation is not None:
