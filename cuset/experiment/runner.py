@@ -237,6 +237,7 @@ def _generation_of(run_id: int | None) -> dict[str, Any]:
 
 
 def _job_status(store: Any, job_id: int) -> str:
+    """The job's status, or '' when this workspace's store has no such job."""
     from cuset import jobs
 
     try:
@@ -246,13 +247,7 @@ def _job_status(store: Any, job_id: int) -> str:
 
 
 def _job_exists(store: Any, job_id: int) -> bool:
-    from cuset import jobs
-
-    try:
-        store.get(job_id)
-    except jobs.JobError:
-        return False
-    return True
+    return bool(_job_status(store, job_id))
 
 
 @dataclass
