@@ -104,9 +104,16 @@ if names_x:
                 st.info(f"No evaluated candidates in analysis/results/{exp.name}/ yet.")
             else:
                 st.markdown("pass@1 by method, with 95% intervals (Wilson with one candidate per task, else a bootstrap over tasks)")
-                st.dataframe(exp_summary, hide_index=True, key="ex_summary")
+                percent = st.column_config.NumberColumn(format="percent")
+                st.dataframe(exp_summary, hide_index=True, key="ex_summary",
+                             column_config={c: percent for c in exp_summary.columns if c.startswith(("pass@", "compile_"))})
                 st.markdown("Each method against sft, paired by task (bootstrap 95% interval of the difference; exact sign test)")
-                st.dataframe(exp_paired, hide_index=True, key="ex_paired")
+                if exp_paired.empty:
+                    st.info("No paired comparison yet: it needs sft and another method evaluated on the same tasks.")
+                else:
+                    st.dataframe(exp_paired, hide_index=True, key="ex_paired",
+                                 column_config={**{c: percent for c in ("mean_method", "mean_reference", "diff", "diff_low", "diff_high")},
+                                                "sign_p": st.column_config.NumberColumn("sign test p", format="%.3g")})
                 st.pyplot(experiment_figure({exp.name: (exp_summary, exp_paired)}), clear_figure=True)
 else:
     st.info("No experiments in analysis/experiments/.")
