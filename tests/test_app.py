@@ -156,7 +156,7 @@ def test_finetunes_page_starts_a_job_and_lists_it():
     assert done.status == "completed", jobs.read_log(done.id)
     results = open_page("pages/results.py")
     assert not results.exception
-    runs = next(d.value for d in results.dataframe if "candidates" in d.value.columns)
+    runs = next(d.value for d in results.dataframe if "correct_rate" in d.value.columns)  # the runs table
     assert runs["model"].iloc[0] == f"job:{job.id}" and runs["method"].iloc[0] == "sft" and runs["candidates"].iloc[0] == 1
 
 
@@ -171,8 +171,8 @@ def test_figures_page_lists_figures_and_regenerates_them(tmp_path, monkeypatch):
     made = make_all(config=FiguresConfig(limit=3, formats=["pdf", "png"]))
     count = sum(f.made for f in made)
     app = open_page("pages/figures.py")
-    # confidence, region examples, threshold sweep, and the findings drawn from the committed results
-    assert not app.info and len(app.get("image")) == count == 4
+    # confidence, region examples, threshold sweep, and the findings and experiments drawn from the committed results
+    assert not app.info and len(app.get("image")) == count == 5
     labels = [b.proto.label for b in app.get("download_button")]
     assert labels == ["PDF", "PNG"] * count
     assert any("Training curves" in m.value and "fine-tune" in m.value for m in app.markdown)  # skipped, with the reason
@@ -312,7 +312,7 @@ def test_results_page_compares_runs_over_shared_tasks_and_names_them():
     assert "Over the 1 tasks both runs attempted" in caption and "Left out: 2 tasks only one run attempted (0 only in A, 2 only in B)" in caption  # A: the newest run, one task
     fixed, broken, same = (int(x) for x in re.search(r"fixed in B: (\d+), broken in B: (\d+), unchanged: (\d+)", caption).groups())
     assert fixed + broken + same == 1  # the one shared task, counted once
-    runs = next(d.value for d in app.dataframe if "candidates" in d.value.columns)
+    runs = next(d.value for d in app.dataframe if "correct_rate" in d.value.columns)  # the runs table
     assert "reference solutions" in runs["model"].tolist() and "default" not in runs["model"].tolist()
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", t) for t in runs["finished"])  # local dates, not Unix floats
     assert all(re.search(r", \d{4}-\d\d-\d\d \d\d:\d\d$", t) for t in runs["run"])

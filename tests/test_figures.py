@@ -188,8 +188,8 @@ def test_make_all_skips_figures_without_data_and_says_why(workspace):
     assert entry["files"] == {"pdf": "confidence.pdf", "svg": "confidence.svg", "png": "confidence.png"}
     assert entry["source"]["samples"] == 4 and entry["source"]["scored_now"] == 4 and "4 samples" in entry["caption"]
     info, listed = figures.read_manifest(out)
-    # findings_by_model is drawn from the committed analysis/results/findings/, not the workspace
-    assert [f.name for f in listed if f.made] == ["confidence", "findings_by_model", "region_examples", "threshold_sweep"]
+    # findings_by_model and experiments are drawn from the committed analysis/results/, not the workspace
+    assert [f.name for f in listed if f.made] == ["confidence", "findings_by_model", "region_examples", "threshold_sweep", "experiments"]
     assert all(Path(p).is_file() for f in listed for p in f.files.values())
 
 
