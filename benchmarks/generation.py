@@ -135,7 +135,6 @@ def main(argv: list[str] | None = None) -> int:
     from cuset import models
     from cuset.generate.engines import TransformersEngine
 
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     if args.small:
         n_short, n_long, length, batches, n_agree = 4, 12, 128, (1, 4, 8), 2
     else:
