@@ -116,3 +116,36 @@ def test_unknown_model_is_a_clear_error(capsys, kernel_file):
 def test_bad_objective_option(capsys, kernel_file):
     code, _, err = run(capsys, "objective", str(kernel_file), "--model", "tiny", "--quantile", "2", "--quiet")
     assert code == 2 and "quantile" in err
+
+
+def _subcommands(parser) -> list[list[str]]:
+    """Every command path of the parser, e.g. ["jobs", "list"]."""
+    import argparse
+
+    paths = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                paths.append([name])
+                paths += [[name, *rest] for rest in _subcommands(sub)]
+    return paths
+
+
+def test_every_command_prints_its_help(capsys):
+    # argparse formats each help text with %: a bare % in a field's help (e.g. "k%") crashed `--help`
+    from cuset.cli import build_parser
+
+    paths = _subcommands(build_parser())
+    assert ["train"] in paths and ["jobs", "list"] in paths and ["eval"] in paths
+    for path in paths:
+        with pytest.raises(SystemExit) as done:
+            main([*path, "--help"])
+        out = capsys.readouterr().out
+        assert done.value.code == 0 and "usage:" in out, path
+    assert "k%" in _help_of(capsys, "train")
+
+
+def _help_of(capsys, *path: str) -> str:
+    with pytest.raises(SystemExit):
+        main([*path, "--help"])
+    return capsys.readouterr().out

@@ -99,7 +99,7 @@ def add_eval_commands(sub: Any) -> None:
     """`cuset eval` (an evaluation run) and `cuset results` (reading runs back)."""
     from cuset.evaluate.evaluation import SOLUTIONS, field_help
 
-    helps = field_help()
+    helps = {name: text.replace("%", "%%") for name, text in field_help().items()}  # argparse formats help with %
     p = sub.add_parser("eval", help="generate kernels for a suite and check them (foreground with progress, or --detach as a job)")
     who = p.add_mutually_exclusive_group()
     who.add_argument("--model", help=helps["model"])

@@ -42,7 +42,7 @@ def add_training_commands(sub: Any) -> None:
 
 
 def _add_train(sub: Any) -> None:
-    helps = field_help()
+    helps = {name: text.replace("%", "%%") for name, text in field_help().items()}  # argparse formats help with %
     p = sub.add_parser("train", help=f"fine-tune a model ({', '.join(METHODS)}) as a background job")
     p.add_argument("--method", choices=METHODS, help=helps["method"] + " Default: cuset.")
     p.add_argument("--preset", choices=tuple(PRESETS), help="tiny (seconds, tests), cpu (smollm2-135m, minutes here; the default), cpu-coder (coder-0.5b, LoRA), gpu (coder-1.5b, one GPU)")
