@@ -68,7 +68,13 @@ def candidate_rows(frame: pd.DataFrame, runs: Mapping[int, RunInfo]) -> pd.DataF
         "correct": merged["correct"].astype(bool), "error_line": merged["error_line"].astype("Int64"),
         "error": [_first_line(m) for m in merged["message"]],
     })
-    return out.sort_values(["model", "method", "seed", "mode", "task", "sample"], key=_method_key).reset_index(drop=True)
+    return sort_candidates(out)
+
+
+def sort_candidates(frame: pd.DataFrame) -> pd.DataFrame:
+    """Candidate rows in the tables' order: model, method (base first, then the figures'
+    method order), seed, mode, task, sample."""
+    return frame.sort_values(["model", "method", "seed", "mode", "task", "sample"], key=_method_key).reset_index(drop=True)
 
 
 def _method_key(column: pd.Series) -> pd.Series:
@@ -261,8 +267,18 @@ def read_results(out_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.Da
         path = out / name
         if not path.is_file():
             raise ValueError(f"{path} is missing: run `python -m analysis.experiment {out.name}` (it writes the results folder).")
-        try:
-            frames.append(pd.read_csv(path, keep_default_na=False, na_values=[""]))
-        except pd.errors.EmptyDataError:
-            frames.append(pd.DataFrame())
+        frames.append(read_table(path))
     return frames[0], frames[1], frames[2]
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """One CSV of a results folder as written: empty cells are missing values, nothing else is
+    (a task named "NA" stays a string); an empty file is an empty frame; a candidates table's
+    error_line column is a nullable integer again."""
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    if "error_line" in frame.columns:
+        frame["error_line"] = frame["error_line"].astype("Int64")
+    return frame

@@ -304,7 +304,7 @@ def collect(units: list[Unit], state: State, committed: Any = None) -> Any:
     import pandas as pd
 
     from cuset.evaluate.results import ResultStore
-    from cuset.experiment.results import CANDIDATE_COLUMNS, candidate_rows
+    from cuset.experiment.results import CANDIDATE_COLUMNS, candidate_rows, sort_candidates
 
     done = [u for u in units if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE]
     runs = {state.units[u.key].run_id: u.run_info for u in done if state.units[u.key].run_id is not None}
@@ -319,25 +319,16 @@ def collect(units: list[Unit], state: State, committed: Any = None) -> Any:
     if kept.empty:
         return fresh
     merged = pd.concat([fresh, kept[list(CANDIDATE_COLUMNS)]], ignore_index=True) if len(fresh) else kept[list(CANDIDATE_COLUMNS)]
-    from cuset.experiment.results import _method_key
-
-    return merged.sort_values(["model", "method", "seed", "mode", "task", "sample"], key=_method_key).reset_index(drop=True)
+    return sort_candidates(merged)
 
 
 def committed_candidates(out: Path) -> Any:
     """The results folder's candidates.csv as a frame (None when there is none yet)."""
-    import pandas as pd
+    from cuset.experiment.results import read_table
 
     path = Path(out) / "candidates.csv"
-    if not path.is_file():
-        return None
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except pd.errors.EmptyDataError:
-        return None
-    if "error_line" in frame.columns:
-        frame["error_line"] = frame["error_line"].astype("Int64")
-    return frame
+    frame = read_table(path) if path.is_file() else None
+    return None if frame is None or frame.empty and not len(frame.columns) else frame
 
 
 def write_configs(config: ExperimentConfig, units: list[Unit], state: State, out_dir: Path) -> list[Path]:
