@@ -67,6 +67,28 @@ if active:
             st.info(str(exc))
         st.rerun()
 
+
+
+def _results_stamp(name: str) -> tuple:
+    """When the results folder's tables last changed: the figure is redrawn only then, not
+    on each rerun that a running job's heartbeat causes."""
+    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted((RESULTS_DIR / name).glob("*.csv")))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _experiment_png(name: str, stamp: tuple) -> bytes:
+    import io
+
+    import matplotlib.pyplot as plt
+
+    _, summary, paired = read_results(RESULTS_DIR / name)
+    fig = experiment_figure({name: (summary, paired)})
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
 st.subheader("Experiments")
 names_x = list_experiments()
 if names_x:
@@ -114,7 +136,7 @@ if names_x:
                     st.dataframe(exp_paired, hide_index=True, key="ex_paired",
                                  column_config={**{c: percent for c in ("mean_method", "mean_reference", "diff", "diff_low", "diff_high")},
                                                 "sign_p": st.column_config.NumberColumn("sign test p", format="%.3g")})
-                st.pyplot(experiment_figure({exp.name: (exp_summary, exp_paired)}), clear_figure=True)
+                st.image(_experiment_png(exp.name, _results_stamp(exp.name)))
 else:
     st.info("No experiments in analysis/experiments/.")
 

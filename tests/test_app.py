@@ -363,5 +363,6 @@ def test_results_page_shows_an_experiment_its_units_table_and_paired_comparison(
     assert overall["pass@1"] == pytest.approx(2 / 3) and overall["pass@1_low"] < overall["pass@1"] < overall["pass@1_high"]
     paired = next(f for f in frames if "reference" in f.columns)
     assert paired.iloc[0]["method"] == "cuset" and paired.iloc[0]["diff"] == pytest.approx(1 / 3)
+    assert len(app.get("image")) == 1, "the experiment's figure (a cached PNG, redrawn when its tables change)"
     app.selectbox(key="ex_pick").set_value("cpu-coder").run()
     assert any("No results for cpu-coder yet" in i.value for i in app.info)
