@@ -313,6 +313,9 @@ class FineTune:
         trainer.save_model(str(final))
         if trainer.is_world_process_zero():
             self.tokenizer.save_pretrained(str(final))
+            freed = drop_resume_state(self.checkpoint_dir)
+            if freed:
+                self.log(f"final model saved: removed the checkpoints' optimizer states ({freed / 2**30:.2f} GiB), kept their weights for `cuset eval --checkpoint`")
         self.timings["total_s"] = time.perf_counter() - started
         result = self._result(resume, final)
         if trainer.is_world_process_zero():
@@ -364,3 +367,19 @@ class FineTune:
 def train(config: TrainConfig, out_dir: str | Path, reporter: Progress | None = None) -> dict[str, Any]:
     """Run one fine-tune in this process; returns what result.json holds."""
     return FineTune(config, out_dir, reporter).run()
+
+
+RESUME_ONLY = ("optimizer.pt", "scheduler.pt", "scaler.pt")  # a finished fine-tune never resumes
+
+
+def drop_resume_state(checkpoint_dir: Path) -> int:
+    """Remove what only resuming needs (optimizer, scheduler, scaler states) from every
+    checkpoint once the final model is saved: a full fine-tune's Adam state is twice its
+    weights (SmolLM2-135M: 1.1 of a checkpoint's 1.6 GB). The weights and trainer_state.json
+    stay, so a checkpoint can still be evaluated. Returns the bytes freed."""
+    freed = 0
+    for path in sorted(Path(checkpoint_dir).glob("checkpoint-*/*")):
+        if path.name in RESUME_ONLY or path.name.startswith("rng_state"):
+            freed += path.stat().st_size
+            path.unlink()
+    return freed

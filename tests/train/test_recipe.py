@@ -78,6 +78,11 @@ def test_a_tiny_run_writes_metrics_checkpoints_and_the_final_model(tmp_path):
     assert all(r["masked_fraction"] == 0.0 for r in rows)  # region-weight never masks
     assert rows[-1]["tokens"] == 2 * 512
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["checkpoint-2", "checkpoint-4"]
+    # once final/ is saved the checkpoints keep their weights (for `cuset eval --checkpoint`), not the resume-only optimizer state
+    for checkpoint in (tmp_path / "checkpoints").iterdir():
+        names = {p.name for p in checkpoint.iterdir()}
+        assert "trainer_state.json" in names and any(n.endswith(".safetensors") for n in names), names
+        assert not names & {"optimizer.pt", "scheduler.pt"} and not any(n.startswith("rng_state") for n in names), names
     assert (tmp_path / "final" / "config.json").is_file()
     assert json.loads((tmp_path / "result.json").read_text())["steps"] == result["steps"] == 4
     assert result["final_loss"] == rows[-1]["loss"]
