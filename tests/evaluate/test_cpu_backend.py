@@ -138,7 +138,7 @@ def test_unsupported_constructs_are_named_with_their_lines():
     r = run("unsupported")
     assert r.status == "unsupported" and not r.ran
     found = {(u.feature, u.line) for u in r.build.unsupported}
-    assert ("inline PTX (asm)", 6) in found
+    assert ("inline PTX: instruction 'bfind.u32'", 6) in found
     assert ("kernel launched from device code (dynamic parallelism)", 7) in found
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from cuset.evaluate.cpu.ptx import Operand, PtxUnsupported, translate_asm, unescape
 from cuset.sensitivity.treesitter import parser
 
 SYNC_TOKENS = re.compile(
@@ -37,16 +38,21 @@ SYNC_TOKENS = re.compile(
     r"thread_group|thread_block_tile|coalesced_group|inclusive_scan|exclusive_scan)\b|\b(cg|cooperative_groups)::(reduce|sync)\b"
 )
 UNSUPPORTED = [
-    ("inline PTX (asm)", re.compile(r"\b(asm|__asm__)\s*(volatile\s*|__volatile__\s*)?\(")),
     ("tensor-core wmma/mma", re.compile(r"\bwmma::|\bnvcuda::|#\s*include\s*<mma\.h>|\bmma\.sync\b|\b__hmma")),
     ("cp.async / TMA copies", re.compile(r"__pipeline_\w+|\bmemcpy_async\b|\bcp\.async|cuda::pipeline|cuTensorMap\w*|CUtensorMap|cuda::barrier")),
-    ("textures and surfaces", re.compile(r"\btex[123]D\w*\b|\btexture\s*<|cudaTextureObject_t|cudaSurfaceObject_t|\bsurf[123]D\w*\b|cudaCreateTextureObject")),
-    ("cooperative launch (cudaLaunchCooperativeKernel)", re.compile(r"\bcudaLaunchCooperativeKernel\w*")),
-    ("CUDA graphs (cudaGraph*, stream capture)", re.compile(r"\bcudaGraph(Create|Instantiate\w*|Launch|AddKernelNode)\b|\bcudaStreamBeginCapture\w*")),
+    ("textures: layered, cubemap, 3D, mipmapped or gather fetches",
+     re.compile(r"\btex(1D|2D|3D)(Layered|Lod|Grad)\w*|\btex3D\b|\btex2DGather\w*|\btexCubemap\w*|\bcudaMalloc(3D|Mipmapped)Array\b")),
+    ("texture references (texture<...>, removed in CUDA 12)", re.compile(r"\btexture\s*<|\bcudaBindTexture\w*")),
+    ("surfaces (cudaSurfaceObject_t, surf1D/surf2D/surf3D)", re.compile(r"\bcudaSurfaceObject_t\b|\bsurf(1D|2D|3D|Cubemap)\w*|\bcudaCreateSurfaceObject\b")),
+    # graphs and stream capture run (cuset_graph.h), except what needs a device-side scheduler
+    ("CUDA graph conditional nodes (cudaGraphConditionalHandle)", re.compile(r"\bcudaGraphConditionalHandle\w*|\bcudaGraphSetConditional\b")),
+    ("device-side graph launch (cudaGraphInstantiateFlagDeviceLaunch)", re.compile(r"\bcudaGraphInstantiateFlagDeviceLaunch\b|\bcudaGraphDeviceNode_t\b")),
     ("CUDA IPC (cudaIpc*)", re.compile(r"\bcudaIpc(Get|Open)\w*")),
 ]
-# grid_group::sync() needs every block resident at once; ranks and sizes of this_grid() are fine.
-_GRID_VAR = re.compile(r"\bgrid_group\s+(\w+)|\b(?:auto|grid_group)\s+(\w+)\s*=\s*(?:\w+::)*this_grid\s*\(")
+# Struct members named like the builtins (cudaKernelNodeParams::gridDim), which are macros here.
+_BUILTIN_FIELDS = ("gridDim", "blockDim")
+# Launch APIs that take a kernel by address, and which argument is the kernel.
+_LAUNCH_BY_ADDRESS = {"cudaLaunchKernel": 0, "cudaLaunchCooperativeKernel": 0, "cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1}
 
 
 @dataclass
@@ -165,6 +171,7 @@ class Analysis:
     defined: set[str]  # functions defined anywhere in the program
     needs_sync: set[str]  # ... of which use a barrier or warp collective, directly or via calls
     defaults: dict[str, list[str | None]] = field(default_factory=dict)  # kernel -> each parameter's default (None: none)
+    kernels: set[str] = field(default_factory=set)  # names of the __global__ functions
 
 
 def analyse(sources: list[str]) -> Analysis:
@@ -187,7 +194,7 @@ def analyse(sources: list[str]) -> Analysis:
             kernels.setdefault(f.name, []).append(f.defaults)
     # a kernel's defaults, when every definition of that name agrees (overloads: none)
     defaults = {k: v[0] for k, v in kernels.items() if all(d == v[0] for d in v) and any(x is not None for x in v[0])}
-    return Analysis({f.name for f in funcs}, needs, defaults)
+    return Analysis({f.name for f in funcs}, needs, defaults, set(kernels))
 
 
 def _line_of(data: bytes, byte: int) -> int:
@@ -344,6 +351,73 @@ def resolve_cuda_arch(source: str) -> str:
     return out.decode(errors="replace")
 
 
+def _device_only(node: Node, data: bytes) -> bool:
+    """Whether `node` lies in a __global__ or __device__ (not __host__) function body."""
+    outer = _enclosing_function(node)
+    if outer is None:
+        return False
+    head = data[outer.start_byte : (outer.child_by_field_name("body") or outer).start_byte].decode(errors="replace")
+    return ("__global__" in head or "__device__" in head) and "__host__" not in head
+
+
+def _asm_edit(node: Node, data: bytes) -> tuple[tuple[int, int, str] | None, str | None]:
+    """An asm statement in device code: the edit that replaces it with C++ (cpu/ptx.py), or the
+    reason it is refused. Asm in host code is the host compiler's (x86 here), as with nvcc,
+    and stays; in a __host__ __device__ function it is translated when it is PTX of the subset
+    and otherwise left to the host compiler."""
+    outer = _enclosing_function(node)
+    if outer is None:
+        return None, None
+    head = data[outer.start_byte : (outer.child_by_field_name("body") or outer).start_byte].decode(errors="replace")
+    device = "__global__" in head or "__device__" in head
+    if not device:
+        return None, None
+    code = node.child_by_field_name("assembly_code")
+    template = "".join(unescape(_text(data, c)) for c in _walk(code) if c.type == "string_content") if code is not None else ""
+    ops: dict[str, list[Operand]] = {"output_operands": [], "input_operands": []}
+    for fname in ops:
+        lst = node.child_by_field_name(fname)
+        for op in lst.named_children if lst is not None else []:
+            cons, val = op.child_by_field_name("constraint"), op.child_by_field_name("value")
+            if cons is None or val is None:
+                return None, "inline PTX: named asm operands"
+            ops[fname].append(Operand(_text(data, cons).strip('"'), _text(data, val)))
+    try:
+        expr = translate_asm(template.replace("%%", "%"), ops["output_operands"], ops["input_operands"])
+    except PtxUnsupported as e:
+        return None, None if "__host__" in head else str(e)
+    text = _text(data, node)
+    return (node.start_byte, node.end_byte, expr + "\n" * text.count("\n")), None
+
+
+def _kernel_name_node(node: Node | None, data: bytes, kernels: set[str]) -> Node | None:
+    """The kernel named by `kernel`, `&kernel`, `(void *)kernel`, `(kernel<T>)`, ... or None."""
+    while node is not None:
+        if node.type == "parenthesized_expression":
+            node = node.named_children[0] if node.named_children else None
+        elif node.type == "cast_expression":
+            node = node.child_by_field_name("value")
+        elif node.type == "pointer_expression" and _text(data, node).lstrip().startswith("&"):
+            node = node.child_by_field_name("argument")
+        elif node.type in ("identifier", "template_function", "qualified_identifier"):
+            return node if _base_name(_text(data, node)) in kernels else None
+        else:
+            return None
+    return None
+
+
+def _kernel_ref(data: bytes, node: Node, program: Analysis) -> tuple[int, int, str]:
+    """The edit that registers a kernel whose address host code takes (cuset_launch_api.h);
+    `&kernel` is replaced whole (the replacement is the kernel's address already)."""
+    name = _text(data, node)
+    if node.parent is not None and node.parent.type == "pointer_expression":
+        node = node.parent
+    base = _base_name(name)
+    sync = "true" if base in program.needs_sync or base not in program.defined else "false"
+    label = re.sub(r"\s+", " ", name).replace('"', "'")
+    return (node.start_byte, node.end_byte, f'::cuset::kernel_ref<{name}>(::cuset::KernelInfo{{"{label}", __FILE__, __LINE__, {sync}}})')
+
+
 def translate(source: str, path: str = "<source>", first_line: int = 1, program: Analysis | None = None) -> Translation:
     """Translate one file. `first_line` is the line of `source`'s first line in `path` (for CUDA
     embedded in a Python string); `program` is `analyse` over every file of the program
@@ -361,15 +435,33 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
         for m in rx.finditer(code):
             line = code.count("\n", 0, m.start()) + first_line
             result.unsupported.append(Unsupported(feature, line, lines[line - first_line]))
-    grids = {g for m in _GRID_VAR.finditer(code) for g in m.groups() if g}
-    grid_sync = [r"this_grid\s*\(\s*\)\s*\.\s*sync\s*\("] + [rf"\b{g}\s*\.\s*sync\s*\(|\bsync\s*\(\s*{g}\s*\)" for g in grids]
-    for m in re.finditer("|".join(grid_sync), code):
-        line = code.count("\n", 0, m.start()) + first_line
-        result.unsupported.append(Unsupported("grid-wide sync (grid_group::sync, a cooperative launch)", line, lines[line - first_line]))
 
     edits: list[tuple[int, int, str]] = []
     for n in _walk(root):
-        if n.type == "kernel_call_syntax":
+        if n.type == "call_expression" and program.kernels:
+            # cudaLaunchCooperativeKernel(kernel, ...) and the like: the kernel is registered by address
+            fn = n.child_by_field_name("function")
+            index = _LAUNCH_BY_ADDRESS.get(_base_name(_text(data, fn))) if fn is not None else None
+            args = n.child_by_field_name("arguments")
+            if index is not None and args is not None and len(args.named_children) > index and not _device_only(n, data):
+                k = _kernel_name_node(args.named_children[index], data, program.kernels)
+                if k is not None:
+                    edits.append(_kernel_ref(data, k, program))
+        elif n.type == "cast_expression" and program.kernels:
+            # (void *)kernel in host code (kernel node parameters, launch tables): registered too
+            ty = n.child_by_field_name("type")
+            if ty is not None and re.sub(r"\s+", "", _text(data, ty)) in ("void*", "constvoid*", "voidconst*") and not _device_only(n, data):
+                k = _kernel_name_node(n.child_by_field_name("value"), data, program.kernels)
+                if k is not None:
+                    edits.append(_kernel_ref(data, k, program))
+        elif n.type == "gnu_asm_expression":
+            edit, refused = _asm_edit(n, data)
+            if refused:
+                line = _line_of(data, n.start_byte) + first_line - 1
+                result.unsupported.append(Unsupported(refused, line, lines[line - first_line]))
+            elif edit:
+                edits.append(edit)
+        elif n.type == "kernel_call_syntax":
             call = n.parent
             if call is None or call.type != "call_expression":
                 continue
@@ -438,6 +530,14 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
                     continue
             rep += "\n" * max(0, text.count("\n") - rep.count("\n")) if not file_scope else ""
             edits.append((decl.start_byte, decl_end, rep))
+        elif n.type == "field_expression" and _text(data, n.child_by_field_name("field") or n) in _BUILTIN_FIELDS:
+            # `params.gridDim` (cudaKernelNodeParams, cudaLaunchConfig_t): the builtin's macro would
+            # eat the member name, so the member is reached through cuset::field_gridDim(params)
+            arg, op, fld = n.child_by_field_name("argument"), n.child_by_field_name("operator"), n.child_by_field_name("field")
+            if arg is not None and op is not None and fld is not None:
+                deref = "*" if _text(data, op) == "->" else ""
+                edits.append((arg.start_byte, arg.start_byte, f"::cuset::field_{_text(data, fld)}({deref}"))
+                edits.append((op.start_byte, fld.end_byte, ")"))
 
     out = bytearray(data)
     for start, end, rep in sorted(set(edits), key=lambda e: (e[0], e[1]), reverse=True):

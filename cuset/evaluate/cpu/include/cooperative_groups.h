@@ -9,8 +9,9 @@
 //                           together (the emulator releases it once every other live lane of
 //                           the warp is blocked elsewhere); labeled_partition, binary_partition
 //   thread_group            the type-erased group any of the above converts to
-//   grid_group              this_grid(): ranks and sizes; sync() needs every block resident at
-//                           once (a cooperative launch) and ends the program as unsupported
+//   grid_group              this_grid(): ranks and sizes; sync() is a barrier over every thread
+//                           of every block, valid in a cooperative launch (cuset_cooperative.h);
+//                           elsewhere is_valid() is false and sync() is a device error
 //   reduce, inclusive_scan, exclusive_scan over any group, with plus/less/greater/bit_* ops
 //
 // Results are computed in rank order, so they do not depend on the thread schedule.
@@ -207,14 +208,14 @@ class grid_group {
   dim3 group_dim() const { return gridDim; }
   dim3 dim_blocks() const { return gridDim; }
   dim3 block_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
-  bool is_valid() const { return true; }
-  void sync() const { cuset::unsupported("grid_group::sync() (grid-wide barrier: every block resident at once, a cooperative launch)"); }
+  bool is_valid() const { return cuset_grid_valid(); }
+  void sync(const char* f = __builtin_FILE(), int l = __builtin_LINE()) const { cuset_grid_sync(f, l); }
 };
 inline grid_group this_grid() { return grid_group(); }
 
 template <class Group>
 void sync(const Group& g, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { g.sync(f, l); }
-inline void sync(const grid_group& g) { g.sync(); }
+inline void sync(const grid_group& g, const char* f = __builtin_FILE(), int l = __builtin_LINE()) { g.sync(f, l); }
 
 template <class T = void> struct plus { T operator()(const T& a, const T& b) const { return a + b; } };
 template <class T = void> struct less { T operator()(const T& a, const T& b) const { return a < b ? a : b; } };

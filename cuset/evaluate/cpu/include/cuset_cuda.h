@@ -58,6 +58,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -159,7 +160,7 @@ inline void fill_garbage(void* p, size_t n) {
 
 // --- per-block and per-thread state --------------------------------------------------------
 
-enum class State : unsigned char { Ready, Barrier, Warp, Done };
+enum class State : unsigned char { Ready, Barrier, Warp, Done, Grid, Poll };  // Grid: at grid_group::sync(); Poll: see Thread::poll
 enum class WarpOp : unsigned char { Sync, Shfl, Ballot, Any, All, RedAdd, RedMin, RedMax, RedAnd, RedOr, RedXor, MatchAny, Coalesce };
 
 struct Thread {
@@ -175,6 +176,8 @@ struct Thread {
   alignas(16) unsigned char result[16];
   int pred;
   unsigned gbase, gsize;  // barrier of a tile of gsize threads from linear index gbase (0: the block)
+  bool (*poll)(const void* arg);  // State::Poll: ready again once poll(poll_arg) is true (cuset_async.h)
+  const void* poll_arg;
   ucontext_t ctx;
   void* sp;  // saved stack pointer (x86-64 fast switch)
   char* stack;
@@ -184,6 +187,7 @@ struct Thread {
 };
 
 struct Block;
+struct CoopGrid;
 using Body = void (*)(void* payload);         // one thread's run of the kernel (fibers)
 using Loop = void (*)(Block* b, void* payload);  // every thread of a block, one after another
 
@@ -212,6 +216,7 @@ struct Block {
   unsigned phase = 0;
   std::vector<unsigned char> scratch;  // 16 bytes per thread: cooperative-groups collectives of large groups
   jmp_buf abort_jmp;  // loop mode: a failed device assert() ends the rest of the block here
+  CoopGrid* coop = nullptr;  // a cooperative launch's grid barrier (null: grid.sync() is an error)
 };
 
 // A device-side assert() that failed: like CUDA, the launch (and every later call that
@@ -774,7 +779,22 @@ inline bool release_warps(Block* b) {
   return any;
 }
 
+// Threads waiting for a condition (an arrive/wait barrier's phase, a pipeline stage: cuset_async.h)
+// that has come true become ready.
+inline bool release_polls(Block* b) {
+  bool any = false;
+  for (unsigned i = 0; i < b->nthreads; ++i) {
+    Thread& t = b->threads[i];
+    if (t.state == State::Poll && t.poll(t.poll_arg)) {
+      t.state = State::Ready;
+      any = true;
+    }
+  }
+  return any;
+}
+
 inline bool release_barrier(Block* b) {
+  if (release_polls(b)) return true;  // both schedulers call this once nothing else can run
   Thread* first = nullptr;
   int count = 0;
   bool whole = true;
@@ -840,25 +860,33 @@ inline bool release_barrier(Block* b) {
     Thread& t = b->threads[i];
     if (t.state == State::Done) continue;
     detail += (shown ? "; " : "") + std::string("thread ") + dim_text(t.idx) +
-              (t.state == State::Barrier ? " at __syncthreads " : " at a warp collective ") + site(t.file, t.line);
+              (t.state == State::Barrier ? " at __syncthreads " : t.state == State::Grid ? " at grid.sync() " : t.state == State::Poll ? " waiting at a barrier or pipeline " : " at a warp collective ") +
+              site(t.file, t.line);
     ++shown;
   }
   fault("deadlock in kernel " + std::string(b->kernel) + " block " + dim_text(b->idx) + ": no barrier can complete (" + detail + ")");
 }
 
-inline void run_block_fibers(Worker& w, Block* b) {
+// The worker's fiber stacks, at least `n` of them (each after a guard page).
+inline void ensure_stacks(Worker& w, size_t n) {
   const size_t ss = options().stack_bytes;
   const size_t pg = page_size();
-  if (w.stack_count < b->nthreads) {
+  if (w.stack_count < n) {
     if (w.stacks) munmap(w.stacks, w.stack_count * (ss + pg));
-    w.stack_count = b->nthreads;
+    w.stack_count = n;
     w.stacks = (char*)mmap(nullptr, w.stack_count * (ss + pg), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (w.stacks == (char*)MAP_FAILED) fault("cannot map fiber stacks for " + std::to_string(b->nthreads) + " threads");
+    if (w.stacks == (char*)MAP_FAILED) fault("cannot map fiber stacks for " + std::to_string(n) + " threads");
     for (size_t i = 0; i < w.stack_count; ++i) mprotect(w.stacks + i * (ss + pg), pg, PROT_NONE);
   }
+}
+
+// Each thread of `b` a fresh fiber on the worker's stacks from index `first_stack` on.
+inline void init_fibers(Worker& w, Block* b, size_t first_stack) {
+  const size_t ss = options().stack_bytes;
+  const size_t pg = page_size();
   for (unsigned i = 0; i < b->nthreads; ++i) {
     Thread& t = b->threads[i];
-    t.stack = w.stacks + i * (ss + pg) + pg;
+    t.stack = w.stacks + (first_stack + i) * (ss + pg) + pg;
 #ifdef CUSET_FAST_SWITCH
     // A frame that cuset_switch "returns" into fiber_main from: FP control words, six
     // callee-saved registers, fiber_main's address, and a null return address above it.
@@ -877,6 +905,11 @@ inline void run_block_fibers(Worker& w, Block* b) {
     makecontext(&t.ctx, (void (*)())fiber_main, 0);
 #endif
   }
+}
+
+inline void run_block_fibers(Worker& w, Block* b) {
+  ensure_stacks(w, b->nthreads);
+  init_fibers(w, b, 0);
   for (;;) {
     make_order(w, b->nthreads);
     for (unsigned i : w.order) {
@@ -890,6 +923,19 @@ inline void run_block_fibers(Worker& w, Block* b) {
     if (release_warps(b)) continue;
     if (release_barrier(b)) continue;
     report_deadlock(b);
+  }
+}
+
+inline void init_threads(Block* b) {
+  for (unsigned i = 0; i < b->nthreads; ++i) {
+    Thread& t = b->threads[i];
+    t.linear = i;
+    t.idx = make_uint3(i % b->dim.x, (i / b->dim.x) % b->dim.y, i / (b->dim.x * b->dim.y));
+    t.lane = i % 32;
+    t.warp = i / 32;
+    t.state = State::Ready;
+    t.gsize = 0;
+    t.stack = nullptr;
   }
 }
 
@@ -910,16 +956,7 @@ inline void run_block(Worker& w, Block* b) {
 #endif
     return;
   }
-  for (unsigned i = 0; i < b->nthreads; ++i) {
-    Thread& t = b->threads[i];
-    t.linear = i;
-    t.idx = make_uint3(i % b->dim.x, (i / b->dim.x) % b->dim.y, i / (b->dim.x * b->dim.y));
-    t.lane = i % 32;
-    t.warp = i / 32;
-    t.state = State::Ready;
-    t.gsize = 0;
-    t.stack = nullptr;
-  }
+  init_threads(b);
   run_block_fibers(w, b);
   cur_block = nullptr;
 #ifdef CUSET_ASAN
@@ -941,6 +978,7 @@ struct Config {
   dim3 grid, block;
   size_t smem;
   cudaStream_t stream;
+  bool cooperative = false;  // cudaLaunchCooperativeKernel: every block resident, grid.sync() allowed
   Config(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), smem(s), stream(st) {}
 };
 
@@ -1080,6 +1118,29 @@ inline void run_grid(const KernelInfo& info, const Config& c, Body body, Loop lo
   for (auto& t : pool) t.join();
 }
 
+}  // namespace cuset
+
+#include "cuset_cooperative.h"  // cooperative launches: all blocks resident, grid.sync()
+
+namespace cuset {
+
+// A kernel whose parameters travel as `void**` (one pointer per parameter, as cudaLaunchKernel
+// and graph kernel nodes pass them), with a function that launches it from such an array.
+// Defined in cuset_graph.h, with the stream capture that records launches as graph nodes.
+struct ErasedKernel {
+  const void* fn = nullptr;
+  KernelInfo info{};
+  void (*launch)(const void* fn, const KernelInfo& info, Config cfg, void** args) = nullptr;
+  unsigned nparams = 0;
+  const size_t* sizes = nullptr;  // bytes of each parameter
+  const size_t* aligns = nullptr;
+};
+template <auto F, bool Static, class... P>
+ErasedKernel erased_kernel(const void* fn, const KernelInfo& info);
+inline std::atomic<int> captures_active{0};  // stream captures in progress, on any host thread
+// A launch into a capturing stream becomes a graph node (or is refused: last_error says); false: run it.
+inline bool capture_kernel(const ErasedKernel& k, const Config& cfg, void** args);
+
 // One launch argument converted to its parameter's type as a call would (implicitly). A literal
 // NULL or 0 for a pointer parameter arrives here as an integer (forwarding drops its
 // null-pointer-constant status), so an integral zero becomes nullptr.
@@ -1108,7 +1169,20 @@ void launch_impl(void (*fn)(P...), const KernelInfo& info, Config cfg, A&&... ar
     if (getenv("CUSET_VERBOSE")) fprintf(stderr, "cuset-cuda: launch of %s at %s:%d refused: %s\n", info.name, info.file, info.line, problem.c_str());
     return;
   }
+  if (cfg.cooperative) {
+    std::string too_many = cooperative_problem(cfg);
+    if (!too_many.empty()) {
+      last_error = cudaErrorCooperativeLaunchTooLarge;
+      if (getenv("CUSET_VERBOSE")) fprintf(stderr, "cuset-cuda: launch of %s at %s:%d refused: %s\n", info.name, info.file, info.line, too_many.c_str());
+      return;
+    }
+  }
   Tuple params(convert_arg<std::decay_t<P>>(std::forward<A>(args))...);
+  if (captures_active.load(std::memory_order_relaxed)) {  // recorded by a stream capture instead of run?
+    void* argv[sizeof...(P) + 1] = {};
+    std::apply([&](auto&... p) { unsigned k = 0; ((argv[k++] = (void*)&p), ...); }, params);
+    if (capture_kernel(erased_kernel<F, Static, P...>((const void*)fn, info), cfg, argv)) return;
+  }
   if (options().pointer_check) {
     int index = 0;
     std::apply([&](auto&... p) {
@@ -1130,7 +1204,8 @@ void launch_impl(void (*fn)(P...), const KernelInfo& info, Config cfg, A&&... ar
   Loop loop;
   if constexpr (Static) loop = &loop_static<F, Tuple>;
   else loop = &loop_dynamic<void (*)(P...), Tuple>;
-  run_grid(info, cfg, &invoke_kernel<void (*)(P...), Tuple>, loop, &pl, (const void*)fn);
+  if (cfg.cooperative) run_grid_cooperative(info, cfg, &invoke_kernel<void (*)(P...), Tuple>, &pl, (const void*)fn);
+  else run_grid(info, cfg, &invoke_kernel<void (*)(P...), Tuple>, loop, &pl, (const void*)fn);
 }
 
 // `k<<<...>>>(...)` where k names a kernel: the translator passes it as a template argument.
@@ -1335,7 +1410,12 @@ inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst
 inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline long long clock64() { return (long long)std::chrono::steady_clock::now().time_since_epoch().count(); }
-inline unsigned long long __globaltimer() { return (unsigned long long)clock64(); }
+namespace cuset {
+inline unsigned long long globaltimer() { return (unsigned long long)clock64(); }
+}  // namespace cuset
+// A template, so that code defining its own __globaltimer() (reading %globaltimer by inline PTX,
+// as CUDA offers no such function) gets its own, no clash.
+template <class = void> inline unsigned long long __globaltimer() { return cuset::globaltimer(); }
 inline void __nanosleep(unsigned) {}
 // assert(): glibc's macro calls __assert_fail, which this definition replaces (the program's
 // own symbol wins over libc's). In host code it prints glibc's line and aborts as before; in
@@ -1546,9 +1626,7 @@ inline int __fns(unsigned mask, unsigned base, int offset) {
 inline double __dsqrt_rn(double x) { return sqrt(x); }
 inline double __drcp_rn(double x) { return 1.0 / x; }
 inline double __dsub_rn(double a, double b) { return a - b; }
-inline float __fmul_rz(float a, float b) { return a * b; }
-inline float __fadd_rz(float a, float b) { return a + b; }
-inline float __fmaf_rz(float a, float b, float c) { return fmaf(a, b, c); }
+// __fadd_rz and the other directed roundings: cuset_rounding.h
 inline float __fmaf_ieee_rn(float a, float b, float c) { return fmaf(a, b, c); }
 inline unsigned __float2uint_rz(float x) { return (unsigned)x; }
 inline unsigned __float2uint_rd(float x) { return (unsigned)floorf(x); }

@@ -8,6 +8,7 @@
 
 struct CUstream_st {
   int id;
+  unsigned flags;  // cudaStreamNonBlocking: no implicit synchronization with the legacy stream
 };
 struct CUevent_st {
   std::chrono::steady_clock::time_point when;
@@ -19,6 +20,28 @@ inline cudaError_t set_error(cudaError_t e) {
   if (e != cudaSuccess) last_error = e;
   return e;
 }
+
+// Stream capture (cuset_graph.h): each returns -1 when the call is not captured and runs as
+// usual, else the call's result (recorded into the capture's graph, or refused by CUDA's rules).
+inline int capture_copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s);
+inline int capture_copy2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t w, size_t h, cudaMemcpyKind kind, cudaStream_t s);
+inline int capture_set(void* p, size_t pitch, int value, size_t w, size_t h, cudaStream_t s);
+inline int capture_host(cudaStream_t s, cudaHostFn_t fn, void* data);
+inline int capture_malloc(void** p, size_t size, cudaStream_t s);
+inline int capture_free(void* p, cudaStream_t s);
+inline int capture_refuse(cudaStream_t s);
+inline int capture_record(cudaEvent_t e, cudaStream_t s);
+inline int capture_wait_event(cudaStream_t s, cudaEvent_t e);
+inline int capture_sync_stream(cudaStream_t s);
+inline int capture_sync_event(cudaEvent_t e);
+inline int capture_sync_device();
+inline int capture_unsafe_call();
+inline int legacy_use();
+inline int graph_alloc_free(void* p);
+inline void forget_stream(cudaStream_t s);
+inline void forget_event(cudaEvent_t e);
+#define CUSET_CAPTURED(call) \
+  if (int cuset_captured = (call); cuset_captured >= 0) return ::cuset::set_error((cudaError_t)cuset_captured)
 
 inline bool range_ok(const void* p, size_t n, bool want_device) {
   if (n == 0) return true;
@@ -54,6 +77,7 @@ extern "C" {
 
 inline cudaError_t cudaMalloc(void** p, size_t size) {
   if (!p) return cuset::set_error(cudaErrorInvalidValue);
+  CUSET_CAPTURED(cuset::capture_unsafe_call());
   *p = cuset::device_alloc(size, cuset::Space::Device);
   return *p ? cudaSuccess : cuset::set_error(cudaErrorMemoryAllocation);
 }
@@ -62,12 +86,24 @@ inline cudaError_t cudaMallocManaged(void** p, size_t size, unsigned int) {
   *p = cuset::device_alloc(size, cuset::Space::Managed);
   return *p ? cudaSuccess : cuset::set_error(cudaErrorMemoryAllocation);
 }
-inline cudaError_t cudaMallocAsync(void** p, size_t size, cudaStream_t) { return cudaMalloc(p, size); }
+inline cudaError_t cudaMallocAsync(void** p, size_t size, cudaStream_t s) {
+  if (!p) return cuset::set_error(cudaErrorInvalidValue);
+  CUSET_CAPTURED(cuset::capture_malloc(p, size, s));
+  *p = cuset::device_alloc(size, cuset::Space::Device);
+  return *p ? cudaSuccess : cuset::set_error(cudaErrorMemoryAllocation);
+}
 inline cudaError_t cudaFree(void* p) {
   if (!p) return cudaSuccess;
+  CUSET_CAPTURED(cuset::capture_unsafe_call());
+  CUSET_CAPTURED(cuset::graph_alloc_free(p));
   return cuset::device_free(p) ? cudaSuccess : cuset::set_error(cudaErrorInvalidValue);
 }
-inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return cudaFree(p); }
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
+  if (!p) return cudaSuccess;
+  CUSET_CAPTURED(cuset::capture_free(p, s));
+  CUSET_CAPTURED(cuset::graph_alloc_free(p));
+  return cuset::device_free(p) ? cudaSuccess : cuset::set_error(cudaErrorInvalidValue);
+}
 inline cudaError_t cudaMallocHost(void** p, size_t size) {
   if (!p) return cuset::set_error(cudaErrorInvalidValue);
   *p = cuset::device_alloc(size, cuset::Space::PinnedHost);
@@ -81,12 +117,15 @@ inline cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
 }
 inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
   if (int sticky = cuset::sticky_error.load()) return (cudaError_t)sticky;
+  CUSET_CAPTURED(cuset::legacy_use());
   return cuset::copy(dst, src, n, kind);
 }
-inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t) {
+inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s) {
+  CUSET_CAPTURED(cuset::capture_copy(dst, src, n, kind, s));
   return cuset::copy(dst, src, n, kind);
 }
 inline cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind) {
+  CUSET_CAPTURED(cuset::legacy_use());
   for (size_t r = 0; r < height; ++r) {
     cudaError_t e = cuset::copy((char*)dst + r * dpitch, (const char*)src + r * spitch, width, kind);
     if (e != cudaSuccess) return e;
@@ -94,17 +133,25 @@ inline cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_
   return cudaSuccess;
 }
 inline cudaError_t cudaMemset(void* p, int value, size_t n) {
+  CUSET_CAPTURED(cuset::legacy_use());
   if (!cuset::range_ok(p, n, true)) return cuset::set_error(cudaErrorInvalidValue);
   cuset::Unprotect open;
   memset(p, value, n);
   return cudaSuccess;
 }
-inline cudaError_t cudaMemsetAsync(void* p, int value, size_t n, cudaStream_t) { return cudaMemset(p, value, n); }
+inline cudaError_t cudaMemsetAsync(void* p, int value, size_t n, cudaStream_t s) {
+  CUSET_CAPTURED(cuset::capture_set(p, n, value, n, 1, s));
+  if (!cuset::range_ok(p, n, true)) return cuset::set_error(cudaErrorInvalidValue);
+  cuset::Unprotect open;
+  memset(p, value, n);
+  return cudaSuccess;
+}
 inline cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t n, size_t offset, cudaMemcpyKind) {
   memcpy((char*)symbol + offset, src, n);
   return cudaSuccess;
 }
-inline cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t n, size_t offset, cudaMemcpyKind k, cudaStream_t) {
+inline cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t n, size_t offset, cudaMemcpyKind k, cudaStream_t s) {
+  CUSET_CAPTURED(cuset::capture_copy((char*)symbol + offset, src, n, k, s));
   return cudaMemcpyToSymbol(symbol, src, n, offset, k);
 }
 inline cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t n, size_t offset, cudaMemcpyKind) {
@@ -123,7 +170,10 @@ inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
 
 // A failed device assert() leaves the device in an error state that every synchronizing call
 // reports until cudaDeviceReset (CUDA's sticky errors).
-inline cudaError_t cudaDeviceSynchronize(void) { return (cudaError_t)cuset::sticky_error.load(); }
+inline cudaError_t cudaDeviceSynchronize(void) {
+  CUSET_CAPTURED(cuset::capture_sync_device());
+  return (cudaError_t)cuset::sticky_error.load();
+}
 inline cudaError_t cudaDeviceReset(void) {
   cuset::sticky_error = 0;
   return cudaSuccess;
@@ -131,18 +181,31 @@ inline cudaError_t cudaDeviceReset(void) {
 inline cudaError_t cudaDeviceSetLimit(cudaLimit, size_t) { return cudaSuccess; }
 inline cudaError_t cudaThreadSynchronize(void) { return cudaDeviceSynchronize(); }
 inline cudaError_t cudaStreamCreate(cudaStream_t* s) {
-  *s = new CUstream_st{1};
+  *s = new CUstream_st{1, 0};
   return cudaSuccess;
 }
-inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int) { return cudaStreamCreate(s); }
-inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int, int) { return cudaStreamCreate(s); }
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
+  *s = new CUstream_st{1, flags};
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int) { return cudaStreamCreateWithFlags(s, flags); }
 inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  cuset::forget_stream(s);
   delete s;
   return cudaSuccess;
 }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaDeviceSynchronize(); }
-inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
-inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  CUSET_CAPTURED(cuset::capture_sync_stream(s));
+  return (cudaError_t)cuset::sticky_error.load();
+}
+inline cudaError_t cudaStreamQuery(cudaStream_t s) {
+  CUSET_CAPTURED(cuset::capture_sync_stream(s));
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
+  CUSET_CAPTURED(cuset::capture_wait_event(s, e));
+  return cudaSuccess;
+}
 inline cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
   if (least) *least = 0;
   if (greatest) *greatest = -1;
@@ -154,17 +217,25 @@ inline cudaError_t cudaEventCreate(cudaEvent_t* e) {
 }
 inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) { return cudaEventCreate(e); }
 inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  cuset::forget_event(e);
   delete e;
   return cudaSuccess;
 }
-inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   if (!e) return cuset::set_error(cudaErrorInvalidResourceHandle);
+  CUSET_CAPTURED(cuset::capture_record(e, s));
   e->when = std::chrono::steady_clock::now();
   e->recorded = true;
   return cudaSuccess;
 }
-inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaDeviceSynchronize(); }
-inline cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  CUSET_CAPTURED(cuset::capture_sync_event(e));
+  return (cudaError_t)cuset::sticky_error.load();
+}
+inline cudaError_t cudaEventQuery(cudaEvent_t e) {
+  CUSET_CAPTURED(cuset::capture_sync_event(e));
+  return cudaSuccess;
+}
 inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   if (!a || !b || !a->recorded || !b->recorded) return cuset::set_error(cudaErrorInvalidResourceHandle);
   *ms = std::chrono::duration<float, std::milli>(b->when - a->when).count();
@@ -222,6 +293,9 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
   p->persistingL2CacheMaxSize = 30 * 1024 * 1024;
   p->accessPolicyMaxWindowSize = 128 * 1024 * 1024;
   p->memoryBusWidth = 5120;
+  p->cooperativeLaunch = 1;  // cuset_cooperative.h
+  p->textureAlignment = 512;
+  p->texturePitchAlignment = 32;
   return cudaSuccess;
 }
 inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int device) {
@@ -249,7 +323,7 @@ inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int devic
     case cudaDevAttrL2CacheSize: *v = p.l2CacheSize; break;
     case cudaDevAttrMaxPersistingL2CacheSize: *v = p.persistingL2CacheMaxSize; break;
     case cudaDevAttrMaxAccessPolicyWindowSize: *v = p.accessPolicyMaxWindowSize; break;
-    case cudaDevAttrCooperativeLaunch: *v = 0; break;
+    case cudaDevAttrCooperativeLaunch: *v = 1; break;
     case cudaDevAttrConcurrentManagedAccess: *v = 1; break;
     case cudaDevAttrMemoryPoolsSupported: *v = 1; break;
     case cudaDevAttrCanMapHostMemory: *v = 1; break;
@@ -269,12 +343,9 @@ inline cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr
 inline cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return cudaSuccess; }
 inline cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) { return cudaSuccess; }
 inline cudaError_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig) { return cudaSuccess; }
-inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void*, int block, size_t) {
-  *n = block > 0 ? std::max(1, 2048 / block) : 0;
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void*, int block, size_t smem) {
+  *n = cuset::max_active_blocks(block, smem);  // also the per-SM limit of a cooperative launch
   return cudaSuccess;
-}
-inline cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t) {
-  cuset::unsupported("cudaLaunchKernel with a void** argument array (use the <<<...>>> syntax)");
 }
 
 // Host memory made visible to kernels (zero copy): registered so kernel-argument checks accept it.
@@ -321,18 +392,32 @@ inline cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, 
   }
   return cudaSuccess;
 }
-inline cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int value, size_t width, size_t height, cudaStream_t) { return cudaMemset2D(p, pitch, value, width, height); }
-inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t) {
-  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+inline cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int value, size_t width, size_t height, cudaStream_t s) {
+  CUSET_CAPTURED(cuset::capture_set(p, pitch, value, width, height, s));
+  for (size_t row = 0; row < height; ++row) {
+    cudaError_t e = cudaMemsetAsync((char*)p + row * pitch, value, width, s);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t s) {
+  CUSET_CAPTURED(cuset::capture_copy2d(dst, dpitch, src, spitch, width, height, kind, s));
+  for (size_t r = 0; r < height; ++r) {
+    cudaError_t e = cuset::copy((char*)dst + r * dpitch, (const char*)src + r * spitch, width, kind);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 inline cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t n) { return cuset::copy(dst, src, n, cudaMemcpyDeviceToDevice); }
 
 // Work queued on a stream runs at once (every call is synchronous), so a callback runs now.
 inline cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned int) {
+  CUSET_CAPTURED(cuset::capture_refuse(s));  // not capturable in CUDA either
   cb(s, cudaSuccess, data);
   return cudaSuccess;
 }
-inline cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void* data) {
+inline cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data) {
+  CUSET_CAPTURED(cuset::capture_host(s, fn, data));
   fn(data);
   return cudaSuccess;
 }
@@ -348,8 +433,8 @@ inline cudaError_t cudaStreamGetPriority(cudaStream_t, int* priority) {
   *priority = 0;
   return cudaSuccess;
 }
-inline cudaError_t cudaStreamGetFlags(cudaStream_t, unsigned int* flags) {
-  *flags = 0;
+inline cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int* flags) {
+  *flags = s && s != cudaStreamLegacy && s != cudaStreamPerThread ? s->flags : 0;
   return cudaSuccess;
 }
 inline cudaError_t cudaCtxResetPersistingL2Cache(void) { return cudaSuccess; }
@@ -397,7 +482,7 @@ inline cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*
   return cudaSuccess;
 }
 inline cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return cudaSuccess; }
-inline cudaError_t cudaMallocFromPoolAsync(void** p, size_t size, cudaMemPool_t, cudaStream_t) { return cudaMalloc(p, size); }
+inline cudaError_t cudaMallocFromPoolAsync(void** p, size_t size, cudaMemPool_t, cudaStream_t s) { return cudaMallocAsync(p, size, s); }
 
 inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void* fn) {
   memset(a, 0, sizeof *a);
@@ -435,6 +520,18 @@ inline const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
     case cudaErrorAssert: return "cudaErrorAssert";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";  // stream capture and graphs (cuset_graph.h)
+    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureMerge: return "cudaErrorStreamCaptureMerge";
+    case cudaErrorStreamCaptureUnmatched: return "cudaErrorStreamCaptureUnmatched";
+    case cudaErrorStreamCaptureUnjoined: return "cudaErrorStreamCaptureUnjoined";
+    case cudaErrorStreamCaptureIsolation: return "cudaErrorStreamCaptureIsolation";
+    case cudaErrorStreamCaptureImplicit: return "cudaErrorStreamCaptureImplicit";
+    case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
+    case cudaErrorGraphExecUpdateFailure: return "cudaErrorGraphExecUpdateFailure";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
+    case cudaErrorCooperativeLaunchTooLarge: return "cudaErrorCooperativeLaunchTooLarge";
+    case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
     default: return "cudaErrorUnknown";
   }
 }
@@ -449,11 +546,26 @@ inline const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
     case cudaErrorAssert: return "device-side assert triggered";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureMerge: return "operation would result in a merge of separate capture sequences";
+    case cudaErrorStreamCaptureUnmatched: return "capture was not ended in the same stream as it began";
+    case cudaErrorStreamCaptureUnjoined: return "capturing stream has unjoined work";
+    case cudaErrorStreamCaptureIsolation: return "dependency created on uncaptured work in another stream";
+    case cudaErrorStreamCaptureImplicit: return "operation would make the legacy stream depend on a capturing blocking stream";
+    case cudaErrorCapturedEvent: return "operation not permitted on an event last recorded in a capturing stream";
+    case cudaErrorGraphExecUpdateFailure: return "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
+    case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
+    case cudaErrorInvalidDeviceFunction: return "invalid device function";
     default: return "unknown error";
   }
 }
 
 }  // extern "C"
+
+#include "cuset_texture.h"     // cudaArray, texture objects, tex1Dfetch / tex1D / tex2D
+#include "cuset_rounding.h"    // __fadd_rd and the other directed-rounding intrinsics; PTX special registers
 
 // The C++ overloads nvcc's cuda_runtime.h defines only under __CUDACC__: symbols by reference
 // (so `cudaMemcpyToSymbol(sym, ...)` copies into `sym`, whatever its type) and kernels by pointer.
@@ -507,3 +619,12 @@ cudaError_t cudaOccupancyMaxPotentialBlockSize(int* grid, int* block, void (*)(P
   *grid = (int)cuset::options().workers * (2048 / *block);
   return cudaSuccess;
 }
+// ... and with the kernel as an address ((void*)kernel).
+inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int* grid, int* block, const void*, size_t smem = 0, int limit = 0) {
+  *block = limit > 0 && limit < 1024 ? limit : 1024;
+  *grid = (int)cuset::options().workers * cuset::max_active_blocks(*block, smem);
+  return cudaSuccess;
+}
+
+#include "cuset_graph.h"  // CUDA graphs and stream capture
+#include "cuset_launch_api.h"  // cudaLaunchKernel / cudaLaunchCooperativeKernel / cudaLaunchKernelExC
