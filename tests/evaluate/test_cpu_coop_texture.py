@@ -28,6 +28,42 @@ def test_cooperative_launch_grid_sync_too_large_grid_and_sync_without_cooperativ
     assert "unreachable" not in r.stdout
 
 
+EXITED_BLOCK = r"""
+#include <cstdio>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void k(int* o) {
+  if (blockIdx.x == 1) return;
+  cg::this_grid().sync();
+  o[blockIdx.x] = 1;
+}
+__global__ void valid(int* o) { o[0] = cg::this_grid().is_valid(); }
+int main() {
+  int* o;
+  cudaMalloc(&o, 16);
+  int v = -1;
+  valid<<<1, 1>>>(o);
+  cudaMemcpy(&v, o, 4, cudaMemcpyDeviceToHost);
+  printf("ordinary %d\n", v);
+  void* a[] = {&o};
+  cudaLaunchCooperativeKernel((void*)valid, 1, 1, a, 0, 0);
+  cudaMemcpy(&v, o, 4, cudaMemcpyDeviceToHost);
+  printf("cooperative %d\n", v);
+  cudaLaunchCooperativeKernel((void*)k, 3, 32, a, 0, 0);
+  printf("unreachable\n");
+}
+"""
+
+
+def test_is_valid_only_in_cooperative_launches_and_an_exited_block_is_a_deadlock(tmp_path):
+    src = tmp_path / "exited.cu"
+    src.write_text(EXITED_BLOCK)
+    r = run_program([src])
+    assert r.stdout.splitlines() == ["ordinary 0", "cooperative 1"]
+    # a GPU would hang: block 1 never arrives at the grid barrier the others wait at (line 7)
+    assert r.status == "device_fault" and "block (1,0,0) exited while other blocks wait at grid.sync()" in r.stderr and "exited.cu:7" in r.stderr
+
+
 def test_grid_sync_translates_and_kernel_addresses_are_registered():
     src = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
            "__global__ void k(int* o) { cg::grid_group g = cg::this_grid(); o[g.thread_rank()] = 1;\n  g.sync(); }\n"
