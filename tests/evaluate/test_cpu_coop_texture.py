@@ -95,7 +95,7 @@ def test_texture_fetch_point_linear_clamp_border_wrap_mirror_normalized_pitch_an
 def test_directed_rounding_gives_the_neighbouring_floats_of_an_inexact_result():
     r = run_program([CUDA / "directed_rounding.cu"])
     assert r.status == "ok", r.message
-    assert r.stdout.split("\n")[:14] == [
+    assert r.stdout.split("\n")[:15] == [
         "0x1p+0", "0x1.000002p+0", "0x1p+0",  # 1 + 1e-8: down, up (the next float), nearest
         "0x1.fffffep+127",  # FLT_MAX * 2 rounded down: FLT_MAX, not infinity
         "-0x0p+0",  # x + (-x) rounded down is -0
@@ -105,6 +105,7 @@ def test_directed_rounding_gives_the_neighbouring_floats_of_an_inexact_result():
         "0x1p+0", "0x1.0000000000001p+0",  # double 1 + 1e-20 down and up
         "0x1.6a09e667f3bcdp+0", "0x1.6a09e667f3bccp+0",  # sqrt(2) up and down
         "globaltimer monotonic 1",  # mov.u64 %0, %globaltimer
+        "vabsdiff4 18 laneid 0",  # 10 + |1-4| + |2-3| + |3-2| + |4-1|; mov.u32 %0, %%laneid
     ]
 
 

@@ -11,6 +11,7 @@ is the host compiler's own (x86 here), as with nvcc, and is left alone by the ca
     {add,sub,mul,fma}.{rn,rz,rm,rp}.{f32,f64}, {div,sqrt,rcp}.{rn,rz,rm,rp}.{f32,f64}
         (add/sub/mul without a rounding modifier round to nearest, as PTX says; directed
         rounding is exact: see cuset_rounding.h)
+    vabsdiff4.u32.u32.u32.add d, a, b, c   (c + the sum of |a_i - b_i| over the 4 bytes)
     nanosleep.u32 t, membar.{cta,gl,sys}, fence.{sc,acq_rel}.{cta,gpu,sys}, trap
     ""  (an empty template: a compiler barrier, nothing to do on the emulator)
 
@@ -98,6 +99,9 @@ def _instruction(instr: str, operands: list[Operand], outputs: int) -> str:
             raise PtxUnsupported(f"inline PTX: instruction '{opcode}'")
         srcs = ", ".join(_operand(a, operands, instr) for a in args[1:])
         return f"{_destination(args[0], operands, outputs, instr)} = ::{name}{_ROUND[rounding[0]]}({srcs})"
+    if opcode == "vabsdiff4.u32.u32.u32.add" and len(args) == 4:
+        srcs = ", ".join(_operand(a, operands, instr) for a in args[1:])
+        return f"{_destination(args[0], operands, outputs, instr)} = ::cuset_ptx_vabsdiff4_add({srcs})"
     if opcode == "nanosleep.u32" and len(args) == 1:
         return f"::__nanosleep({_operand(args[0], operands, instr)})"
     if op in ("membar", "fence") and not args and len(mods) in (1, 2):

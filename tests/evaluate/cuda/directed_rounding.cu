@@ -22,6 +22,11 @@ __global__ void k(float* o, double* d, unsigned long long* t) {
   asm volatile("mov.u64 %0, %globaltimer;" : "=l"(g0));
   asm volatile("mov.u64 %0, %globaltimer;" : "=l"(g1));
   t[0] = g1 >= g0;
+  unsigned sad, lane;
+  asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(sad) : "r"(0x01020304u), "r"(0x04030201u), "r"(10u));
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  t[1] = sad;
+  t[2] = lane;
 }
 int main() {
   float* o;
@@ -29,16 +34,17 @@ int main() {
   unsigned long long* t;
   cudaMalloc(&o, 9 * sizeof(float));
   cudaMalloc(&d, 4 * sizeof(double));
-  cudaMalloc(&t, sizeof *t);
-  k<<<1, 1>>>(o, d, t);
+  cudaMalloc(&t, 3 * sizeof *t);
+  k<<<1, 1>>>(o, d, t);  // one thread: lane 0
   float h[9];
   double hd[4];
-  unsigned long long ht;
+  unsigned long long ht[3];
   cudaMemcpy(h, o, sizeof h, cudaMemcpyDeviceToHost);
   cudaMemcpy(hd, d, sizeof hd, cudaMemcpyDeviceToHost);
-  cudaMemcpy(&ht, t, sizeof ht, cudaMemcpyDeviceToHost);
+  cudaMemcpy(ht, t, sizeof ht, cudaMemcpyDeviceToHost);
   for (float v : h) printf("%a\n", v);
   for (double v : hd) printf("%a\n", v);
-  printf("globaltimer monotonic %llu\n", ht);
+  printf("globaltimer monotonic %llu\n", ht[0]);
+  printf("vabsdiff4 %llu laneid %llu\n", ht[1], ht[2]);
   return 0;
 }

@@ -1,5 +1,6 @@
 // cuset_rounding.h: CUDA's directed-rounding arithmetic intrinsics for the CPU emulator
-// (included by cuset_runtime_api.h; the round-to-nearest forms are in cuset_cuda.h).
+// (included by cuset_runtime_api.h; the round-to-nearest forms are in cuset_cuda.h), and the
+// helpers the inline-PTX subset (cpu/ptx.py) translates special registers and vabsdiff4 to.
 //
 //   __fadd_rz/_rd/_ru  __fsub_  __fmul_  __fdiv_  __fmaf_  __fsqrt_  __frcp_     (float)
 //   __dadd_rz/_rd/_ru  __dsub_  __dmul_  __ddiv_  __fma_   __dsqrt_  __drcp_     (double)
@@ -75,3 +76,11 @@ inline unsigned cuset_ptx_laneid() { return cuset::cur_thread ? cuset::cur_threa
 inline unsigned cuset_ptx_warpid() { return cuset::cur_thread ? cuset::cur_thread->warp : (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32; }
 inline unsigned cuset_ptx_smid() { return 0; }
 inline unsigned cuset_ptx_nsmid() { return cuset::options().workers; }
+// vabsdiff4.u32.u32.u32.add d, a, b, c: c plus the absolute differences of a's and b's 4 bytes.
+inline unsigned cuset_ptx_vabsdiff4_add(unsigned a, unsigned b, unsigned c) {
+  for (int k = 0; k < 32; k += 8) {
+    unsigned x = (a >> k) & 0xFF, y = (b >> k) & 0xFF;
+    c += x > y ? x - y : y - x;
+  }
+  return c;
+}
