@@ -74,7 +74,7 @@ def test_grid_sync_translates_and_kernel_addresses_are_registered():
     assert '::cuset::kernel_ref<k>(::cuset::KernelInfo{"k", __FILE__, __LINE__, true})' in t.text.splitlines()[6]
 
 
-def test_texture_fetch_point_linear_clamp_border_wrap_mirror_normalized_pitch_and_linear():
+def test_texture_fetch_point_linear_clamp_border_wrap_mirror_normalized_pitch_linear_and_surfaces():
     r = run_program([CUDA / "texture.cu"])
     out = r.stdout.splitlines()
     # texel (x, y) = x + 10 y on a 4x4 array; unnormalized coordinates, texel centres at +0.5
@@ -89,7 +89,35 @@ def test_texture_fetch_point_linear_clamp_border_wrap_mirror_normalized_pitch_an
     assert out[5] == "uchar normalized: 0.2 1 0.6"  # 51/255, 255/255, and their linear midpoint
     assert out[6] == "pitch2D point: 32"
     assert out[7] == "tex1Dfetch clamp: 5 6 7"  # indices -1, 1, 3 of [5, 6, 7]
+    # surf2Dwrite (x in bytes) of x + 10 y, then reads: (2,1); x=5 clamped to 2; x=-1 zero mode; a dropped write
+    assert out[8] == "surface: 12 12 0 2 | 0 1 2 10 11 12"
+    assert out[9] == "surface over an array without cudaArraySurfaceLoadStore: cudaErrorInvalidValue"
     assert r.status == "device_fault" and "was never created with cudaCreateTextureObject, or was destroyed" in r.stderr
+
+
+SURFACE_TRAP = r"""
+__global__ void k(cudaSurfaceObject_t s) { surf2Dwrite(1.0f, s, 4 * 4, 0); }  // element 4 of a 4-wide array
+int main() {
+  cudaChannelFormatDesc d = cudaCreateChannelDesc<float>();
+  cudaArray_t a;
+  cudaMallocArray(&a, &d, 4, 4, cudaArraySurfaceLoadStore);
+  cudaResourceDesc r = {};
+  r.resType = cudaResourceTypeArray;
+  r.res.array.array = a;
+  cudaSurfaceObject_t s;
+  cudaCreateSurfaceObject(&s, &r);
+  k<<<1, 1>>>(s);
+  return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+}
+"""
+
+
+def test_out_of_range_surface_write_in_trap_mode_is_a_device_error(tmp_path):
+    src = tmp_path / "trap.cu"
+    src.write_text(SURFACE_TRAP)
+    r = run_program([src])
+    assert r.status == "device_fault"
+    assert "surf2Dwrite in kernel k" in r.stderr and "out-of-range surface access at byte 16, row 0 of a 16-byte x 4-row array" in r.stderr
 
 
 def test_directed_rounding_gives_the_neighbouring_floats_of_an_inexact_result():

@@ -18,7 +18,7 @@ passed to cudaLaunchKernel / cudaLaunchCooperativeKernel / cudaLaunchKernelEx) b
 `::cuset::kernel_ref<k>(info)`, which registers it for launches by address. Inline asm in
 device code is PTX: the subset cpu/ptx.py knows becomes C++, any other instruction is refused;
 asm in host code is the host compiler's and stays. Features the emulator cannot run faithfully
-(PTX outside that subset, wmma/mma, cp.async/TMA, surfaces, layered/3D/mipmapped textures,
+(PTX outside that subset, wmma/mma, cp.async/TMA, layered/3D/mipmapped textures and surfaces,
 kernels launching kernels) are returned as `Unsupported` records with their line: the caller
 reports them instead of running the code.
 
@@ -48,7 +48,7 @@ UNSUPPORTED = [
     ("textures: layered, cubemap, 3D, mipmapped or gather fetches",
      re.compile(r"\btex(1D|2D|3D)(Layered|Lod|Grad)\w*|\btex3D\b|\btex2DGather\w*|\btexCubemap\w*|\bcudaMalloc(3D|Mipmapped)Array\b")),
     ("texture references (texture<...>, removed in CUDA 12)", re.compile(r"\btexture\s*<|\bcudaBindTexture\w*")),
-    ("surfaces (cudaSurfaceObject_t, surf1D/surf2D/surf3D)", re.compile(r"\bcudaSurfaceObject_t\b|\bsurf(1D|2D|3D|Cubemap)\w*|\bcudaCreateSurfaceObject\b")),
+    ("surfaces: 3D, layered or cubemap (surf1D/surf2D over 1D/2D arrays work)", re.compile(r"\bsurf(3D|1DLayered|2DLayered|Cubemap)\w*|\bsurface\s*<")),
     # graphs and stream capture run (cuset_graph.h), except what needs a device-side scheduler
     ("CUDA graph conditional nodes (cudaGraphConditionalHandle)", re.compile(r"\bcudaGraphConditionalHandle\w*|\bcudaGraphSetConditional\b")),
     ("device-side graph launch (cudaGraphInstantiateFlagDeviceLaunch)", re.compile(r"\bcudaGraphInstantiateFlagDeviceLaunch\b|\bcudaGraphDeviceNode_t\b")),

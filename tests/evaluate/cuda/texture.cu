@@ -1,5 +1,6 @@
 // Texture objects over a 4x4 float array (texel (x, y) = x + 10 y), a 2-texel uchar array read as
-// normalized floats, pitch2D memory and linear memory: each line is one fetch, printed with %g.
+// normalized floats, pitch2D memory and linear memory: each line is one fetch, printed with %g;
+// then surface writes and reads with the three boundary modes on a 3x2 int array.
 #include <cstdio>
 #include <cstring>
 
@@ -8,6 +9,19 @@ __global__ void fetch2d(cudaTextureObject_t t, const float* xy, float* out, int 
   if (i < n) out[i] = tex2D<float>(t, xy[2 * i], xy[2 * i + 1]);
 }
 __global__ void fetch1d(cudaTextureObject_t t, int* out) { out[threadIdx.x] = tex1Dfetch<int>(t, threadIdx.x * 2 - 1); }
+
+__global__ void surfaces(cudaSurfaceObject_t s, int* out) {
+  int x = threadIdx.x, y = threadIdx.y;
+  surf2Dwrite(x + 10 * y, s, x * 4, y);  // x in bytes
+  __syncthreads();
+  if (x == 0 && y == 0) {
+    out[0] = surf2Dread<int>(s, 2 * 4, 1);
+    out[1] = surf2Dread<int>(s, 5 * 4, 1, cudaBoundaryModeClamp);
+    out[2] = surf2Dread<int>(s, -4, 0, cudaBoundaryModeZero);
+    surf2Dwrite(99, s, 3 * 4, 0, cudaBoundaryModeZero);  // outside: dropped
+    out[3] = surf2Dread<int>(s, 2 * 4, 0);
+  }
+}
 
 static cudaTextureObject_t make(cudaResourceDesc res, cudaTextureFilterMode f, cudaTextureAddressMode a, bool norm, cudaTextureReadMode rm = cudaReadModeElementType) {
   cudaTextureDesc d;
@@ -99,6 +113,27 @@ int main() {
   fetch1d<<<1, 3>>>(lt, dout);  // indices -1, 1, 3: clamped to 0 and 2
   cudaMemcpy(out, dout, sizeof out, cudaMemcpyDeviceToHost);
   printf("tex1Dfetch clamp: %d %d %d\n", out[0], out[1], out[2]);
+
+  cudaChannelFormatDesc id = cudaCreateChannelDesc<int>();
+  cudaArray_t sarr;
+  cudaMallocArray(&sarr, &id, 3, 2, cudaArraySurfaceLoadStore);
+  cudaResourceDesc sres;
+  memset(&sres, 0, sizeof sres);
+  sres.resType = cudaResourceTypeArray;
+  sres.res.array.array = sarr;
+  cudaSurfaceObject_t so = 0;
+  cudaCreateSurfaceObject(&so, &sres);
+  int *dsout, sout[4], back[6];
+  cudaMalloc(&dsout, sizeof sout);
+  surfaces<<<1, dim3(3, 2)>>>(so, dsout);
+  cudaMemcpy(sout, dsout, sizeof sout, cudaMemcpyDeviceToHost);
+  cudaMemcpy2DFromArray(back, 3 * sizeof(int), sarr, 0, 0, 3 * sizeof(int), 2, cudaMemcpyDeviceToHost);
+  printf("surface: %d %d %d %d | %d %d %d %d %d %d\n", sout[0], sout[1], sout[2], sout[3], back[0], back[1], back[2], back[3], back[4], back[5]);
+  cudaArray_t plain;
+  cudaMallocArray(&plain, &id, 3, 2);
+  sres.res.array.array = plain;
+  printf("surface over an array without cudaArraySurfaceLoadStore: %s\n", cudaGetErrorName(cudaCreateSurfaceObject(&so, &sres)));
+
   cudaDestroyTextureObject(lt);
   fetch1d<<<1, 1>>>(lt, dout);  // a destroyed texture object: a device error
   cudaDeviceSynchronize();

@@ -18,9 +18,13 @@
 //   read mode    element type (the texel as stored) or normalized float (8- and 16-bit
 //                integers to [0,1] unsigned or [-1,1] signed); 16-bit float texels always
 //                read as float.
-// A texture object is an index into a table; fetching through one never created, or already
-// destroyed, is a device error naming it. Layered, cubemap, mipmapped and 3D textures, gather
-// and surfaces are refused by the translator as unsupported.
+// Surfaces: cudaCreateSurfaceObject over a 1D or 2D array made with cudaArraySurfaceLoadStore;
+// surf1Dread/surf1Dwrite/surf2Dread/surf2Dwrite with x in bytes, as CUDA has it, and the
+// boundary mode of each call: trap (an out-of-range access is a device error, as the GPU
+// traps), clamp (to the edge element), zero (reads give 0, writes are dropped).
+// A texture or surface object is an index into a table; using one never created, or already
+// destroyed, is a device error naming it. Layered, cubemap, mipmapped and 3D textures and
+// surfaces, and gather, are refused by the translator as unsupported.
 #pragma once
 
 struct cudaArray {
@@ -28,6 +32,7 @@ struct cudaArray {
   size_t width, height;  // height 0: a 1D array
   size_t elem;           // bytes per texel
   unsigned char* data;   // rows of width * elem bytes
+  unsigned flags;        // cudaMallocArray's (cudaArraySurfaceLoadStore: surfaces may use it)
   size_t rows() const { return height ? height : 1; }
   size_t row_bytes() const { return width * elem; }
 };
@@ -243,6 +248,57 @@ void tex1D(T* out, cudaTextureObject_t h, float x) { *out = tex1D<T>(h, x); }
 template <class T>
 void tex2D(T* out, cudaTextureObject_t h, float x, float y) { *out = tex2D<T>(h, x, y); }
 
+namespace cuset {
+namespace tex {
+inline std::atomic<cudaArray*>* surfaces() {
+  static std::atomic<cudaArray*> slots[kMaxTextures];
+  return slots;
+}
+
+// The bytes a surface access of `n` bytes at byte x, row y touches (null: dropped, zero mode).
+inline unsigned char* surface_at(cudaSurfaceObject_t h, long long x, long long y, size_t n, cudaSurfaceBoundaryMode mode, int dims, const char* fn) {
+  cudaArray* a = h >= 1 && h <= kMaxTextures ? surfaces()[h - 1].load(std::memory_order_acquire) : nullptr;
+  if (!a) fault(std::string(fn) + " in " + where() + ": surface object " + std::to_string(h) + " was never created with cudaCreateSurfaceObject, or was destroyed");
+  if ((a->height ? 2 : 1) != dims) fault(std::string(fn) + " in " + where() + ": surface object " + std::to_string(h) + " is over a " + (a->height ? "2D" : "1D") + " array");
+  const long long w = (long long)a->row_bytes(), rows = (long long)a->rows();
+  if (x < 0 || x + (long long)n > w || y < 0 || y >= rows) {
+    if (mode == cudaBoundaryModeZero) return nullptr;
+    if (mode == cudaBoundaryModeTrap)
+      fault(std::string(fn) + " in " + where() + ": out-of-range surface access at byte " + std::to_string(x) + ", row " + std::to_string(y) +
+            " of a " + std::to_string(w) + "-byte x " + std::to_string(rows) + "-row array (cudaBoundaryModeTrap)");
+    x = std::clamp<long long>(x, 0, w - (long long)n);
+    y = std::clamp<long long>(y, 0, rows - 1);
+  }
+  return a->data + (size_t)y * a->row_bytes() + (size_t)x;
+}
+}  // namespace tex
+}  // namespace cuset
+
+template <class T>
+T surf1Dread(cudaSurfaceObject_t s, int x, cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap) {
+  T v{};
+  if (const unsigned char* p = cuset::tex::surface_at(s, x, 0, sizeof(T), mode, 1, "surf1Dread")) memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+T surf2Dread(cudaSurfaceObject_t s, int x, int y, cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap) {
+  T v{};
+  if (const unsigned char* p = cuset::tex::surface_at(s, x, y, sizeof(T), mode, 2, "surf2Dread")) memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+void surf1Dread(T* out, cudaSurfaceObject_t s, int x, cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap) { *out = surf1Dread<T>(s, x, mode); }
+template <class T>
+void surf2Dread(T* out, cudaSurfaceObject_t s, int x, int y, cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap) { *out = surf2Dread<T>(s, x, y, mode); }
+template <class T>
+void surf1Dwrite(T v, cudaSurfaceObject_t s, int x, cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap) {
+  if (unsigned char* p = cuset::tex::surface_at(s, x, 0, sizeof(T), mode, 1, "surf1Dwrite")) memcpy(p, &v, sizeof(T));
+}
+template <class T>
+void surf2Dwrite(T v, cudaSurfaceObject_t s, int x, int y, cudaSurfaceBoundaryMode mode = cudaBoundaryModeTrap) {
+  if (unsigned char* p = cuset::tex::surface_at(s, x, y, sizeof(T), mode, 2, "surf2Dwrite")) memcpy(p, &v, sizeof(T));
+}
+
 extern "C" {
 
 inline cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, cudaChannelFormatKind f) {
@@ -255,11 +311,11 @@ inline cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, c
   return d;
 }
 
-inline cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height, unsigned int) {
+inline cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height, unsigned int flags) {
   int channels, bits;
   if (!array || !desc || width == 0) return cuset::set_error(cudaErrorInvalidValue);
   if (!cuset::tex::layout(*desc, channels, bits)) return cuset::set_error(cudaErrorInvalidChannelDescriptor);
-  auto* a = new cudaArray{*desc, width, height, (size_t)channels * bits / 8, nullptr};
+  auto* a = new cudaArray{*desc, width, height, (size_t)channels * bits / 8, nullptr, flags};
   a->data = static_cast<unsigned char*>(malloc(a->row_bytes() * a->rows()));
   if (!a->data) {
     delete a;
@@ -408,6 +464,28 @@ inline cudaError_t cudaDestroyTextureObject(cudaTextureObject_t obj) {
   std::lock_guard<std::mutex> lk(cuset::tex::table_mu());
   if (obj < 1 || obj > cuset::tex::kMaxTextures) return cuset::set_error(cudaErrorInvalidValue);
   delete cuset::tex::table()[obj - 1].exchange(nullptr);
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* obj, const cudaResourceDesc* res) {
+  if (!obj || !res || res->resType != cudaResourceTypeArray || !res->res.array.array) return cuset::set_error(cudaErrorInvalidValue);
+  cudaArray_t a = res->res.array.array;
+  if (!(a->flags & cudaArraySurfaceLoadStore)) return cuset::set_error(cudaErrorInvalidValue);  // CUDA: the array must allow surface access
+  std::lock_guard<std::mutex> lk(cuset::tex::table_mu());
+  for (size_t i = 0; i < cuset::tex::kMaxTextures; ++i) {
+    if (cuset::tex::surfaces()[i].load() == nullptr) {
+      cuset::tex::surfaces()[i].store(a, std::memory_order_release);
+      *obj = i + 1;
+      return cudaSuccess;
+    }
+  }
+  return cuset::set_error(cudaErrorMemoryAllocation);
+}
+
+inline cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t obj) {
+  std::lock_guard<std::mutex> lk(cuset::tex::table_mu());
+  if (obj < 1 || obj > cuset::tex::kMaxTextures) return cuset::set_error(cudaErrorInvalidValue);
+  cuset::tex::surfaces()[obj - 1].store(nullptr);
   return cudaSuccess;
 }
 
