@@ -42,9 +42,17 @@ SYNC_TOKENS = re.compile(
     r"__reduce_\w+_sync|__match_\w+_sync|this_thread_block|tiled_partition|coalesced_threads|labeled_partition|binary_partition|"
     r"thread_group|thread_block_tile|coalesced_group|inclusive_scan|exclusive_scan)\b|\b(cg|cooperative_groups)::(reduce|sync)\b"
 )
+# Arrive/wait barriers, block-scope pipelines and group copies park fibers too (cuset_async.h).
+ASYNC_WAITS = re.compile(
+    r"\.\s*(arrive|arrive_and_wait|arrive_and_drop|wait|wait_parity|producer_acquire|consumer_wait\w*)\s*\(|"
+    r"\b(make_pipeline|pipeline_shared_state|wait_prior)\b|\b(cg|cooperative_groups)::(wait|memcpy_async)\b"
+)
 UNSUPPORTED = [
     ("tensor-core wmma/mma", re.compile(r"\bwmma::|\bnvcuda::|#\s*include\s*<mma\.h>|\bmma\.sync\b|\b__hmma")),
-    ("cp.async / TMA copies", re.compile(r"__pipeline_\w+|\bmemcpy_async\b|\bcp\.async|cuda::pipeline|cuTensorMap\w*|CUtensorMap|cuda::barrier")),
+    # memcpy_async, cuda::pipeline, cuda::barrier and __pipeline_* run (cuset_async.h); the
+    # tensor-memory accelerator's bulk copies and transaction-counted barriers do not
+    ("TMA bulk copies (cuTensorMap, cp.async.bulk, memcpy_async_tx)",
+     re.compile(r"cuTensorMap\w*|CUtensorMap|\bcp\.async\.bulk|\bmemcpy_async_tx\b|\bbarrier_arrive_tx\b|\bcp_async_bulk\w*")),
     ("textures: layered, cubemap, 3D, mipmapped or gather fetches",
      re.compile(r"\btex(1D|2D|3D)(Layered|Lod|Grad)\w*|\btex3D\b|\btex2DGather\w*|\btexCubemap\w*|\bcudaMalloc(3D|Mipmapped)Array\b")),
     ("texture references (texture<...>, removed in CUDA 12)", re.compile(r"\btexture\s*<|\bcudaBindTexture\w*")),
@@ -185,7 +193,7 @@ def analyse(sources: list[str]) -> Analysis:
     for src in sources:
         data, tree = _parse(src)
         funcs += _functions(data, tree.root_node)
-    needs = {f.name for f in funcs if SYNC_TOKENS.search(f.body) or re.search(r"\.\s*sync\s*\(", f.body)}
+    needs = {f.name for f in funcs if SYNC_TOKENS.search(f.body) or re.search(r"\.\s*sync\s*\(", f.body) or ASYNC_WAITS.search(f.body)}
     changed = True
     while changed:
         changed = False
