@@ -132,7 +132,7 @@ def test_directed_rounding_gives_the_neighbouring_floats_of_an_inexact_result():
         "-0x1.000002p+0",  # mul.rm.f32: -(1 + 2^-25) toward -infinity
         "0x1p+0", "0x1.0000000000001p+0",  # double 1 + 1e-20 down and up
         "0x1.6a09e667f3bcdp+0", "0x1.6a09e667f3bccp+0",  # sqrt(2) up and down
-        "globaltimer monotonic 1",  # mov.u64 %0, %globaltimer
+        "globaltimer monotonic 1",  # mov.u64 %0, %globaltimer, inside the program's own __globaltimer()
         "vabsdiff4 18 laneid 0",  # 10 + |1-4| + |2-3| + |3-2| + |4-1|; mov.u32 %0, %%laneid
     ]
 

@@ -24,17 +24,19 @@ import re
 import sys
 from dataclasses import dataclass
 
+# Special registers read through the emulator's own helpers, never through a CUDA-style name a
+# program may define itself by this very asm (cudaGraphsPerfScaling's __globaltimer()).
 _SPECIAL = {
-    "%globaltimer": "::__globaltimer()",
-    "%globaltimer_lo": "((unsigned)::__globaltimer())",
-    "%globaltimer_hi": "((unsigned)(::__globaltimer() >> 32))",
+    "%globaltimer": "::cuset::globaltimer()",
+    "%globaltimer_lo": "((unsigned)::cuset::globaltimer())",
+    "%globaltimer_hi": "((unsigned)(::cuset::globaltimer() >> 32))",
     "%clock": "((unsigned)::clock64())",
     "%clock64": "((unsigned long long)::clock64())",
     "%laneid": "::cuset_ptx_laneid()",
     "%warpid": "::cuset_ptx_warpid()",
     "%smid": "::cuset_ptx_smid()",
     "%nsmid": "::cuset_ptx_nsmid()",
-    "%lanemask_lt": "::__lanemask_lt()",
+    "%lanemask_lt": "::cuset_ptx_lanemask_lt()",
 }
 _ROUND = {"rn": "rn", "rz": "rz", "rm": "rd", "rp": "ru"}  # PTX modifier -> CUDA intrinsic suffix
 # (opcode, type) -> intrinsic name without the rounding suffix, and its operand count

@@ -1,6 +1,13 @@
 // Directed-rounding intrinsics and the inline-PTX subset: each value printed as a hex float.
 #include <cfloat>
 #include <cstdio>
+// A program's own timer function by inline PTX (as cudaGraphsPerfScaling has): the asm must not
+// turn into a call of this same function.
+__device__ __forceinline__ unsigned long long __globaltimer() {
+  unsigned long long g;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(g));
+  return g;
+}
 __global__ void k(float* o, double* d, unsigned long long* t) {
   o[0] = __fadd_rd(1.0f, 1e-8f);
   o[1] = __fadd_ru(1.0f, 1e-8f);
@@ -18,9 +25,7 @@ __global__ void k(float* o, double* d, unsigned long long* t) {
   d[1] = __dadd_ru(1.0, 1e-20);
   d[2] = __dsqrt_ru(2.0);
   d[3] = __dsqrt_rd(2.0);
-  unsigned long long g0, g1;
-  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(g0));
-  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(g1));
+  unsigned long long g0 = __globaltimer(), g1 = __globaltimer();
   t[0] = g1 >= g0;
   unsigned sad, lane;
   asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(sad) : "r"(0x01020304u), "r"(0x04030201u), "r"(10u));

@@ -74,6 +74,7 @@ CUSET_ROUNDED(ru, FE_UPWARD)
 // options().workers.
 inline unsigned cuset_ptx_laneid() { return cuset::cur_thread ? cuset::cur_thread->lane : (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32; }
 inline unsigned cuset_ptx_warpid() { return cuset::cur_thread ? cuset::cur_thread->warp : (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) / 32; }
+inline unsigned cuset_ptx_lanemask_lt() { return (1u << cuset_ptx_laneid()) - 1; }
 inline unsigned cuset_ptx_smid() { return 0; }
 inline unsigned cuset_ptx_nsmid() { return cuset::options().workers; }
 // vabsdiff4.u32.u32.u32.add d, a, b, c: c plus the absolute differences of a's and b's 4 bytes.
