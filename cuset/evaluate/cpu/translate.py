@@ -13,13 +13,15 @@ number, so g++'s messages point at the user's own lines (a `#line` directive nam
 
 SYNC says whether the kernel, or a function it calls (by name, across every file given to
 `analyse`), uses a barrier or warp collective; kernels without run their threads as a plain
-loop instead of fibers. A kernel whose address host code takes by name (`(void*)k`, or `k`
+loop instead of fibers (arrive/wait barriers and pipelines count as barriers: ASYNC_WAITS).
+Members named like the builtins (`params.gridDim`) become `::cuset::field_gridDim(params)`,
+since the builtins are macros. A kernel whose address host code takes by name (`(void*)k`, or `k`
 passed to cudaLaunchKernel / cudaLaunchCooperativeKernel / cudaLaunchKernelEx) becomes
 `::cuset::kernel_ref<k>(info)`, which registers it for launches by address. Inline asm in
 device code is PTX: the subset cpu/ptx.py knows becomes C++, any other instruction is refused;
 asm in host code is the host compiler's and stays. Features the emulator cannot run faithfully
-(PTX outside that subset, wmma/mma, cp.async/TMA, layered/3D/mipmapped textures and surfaces,
-kernels launching kernels) are returned as `Unsupported` records with their line: the caller
+(PTX outside that subset, wmma/mma, TMA bulk copies, layered/3D/mipmapped textures and
+surfaces, graph conditional nodes and device-side graph launch, kernels launching kernels) are returned as `Unsupported` records with their line: the caller
 reports them instead of running the code.
 
     python -m cuset.evaluate.cpu.translate FILE.cu      # prints the translation
