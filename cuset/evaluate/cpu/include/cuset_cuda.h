@@ -258,6 +258,8 @@ struct Registry {
   std::mutex mu;
   std::map<uintptr_t, Allocation> by_base;
   bool protected_now = false;
+  int open_count = 0;      // Unprotect scopes open now, on any host thread
+  bool reprotect = false;  // the last of them closes device memory again
 
   const Allocation* find(uintptr_t p) {
     auto it = by_base.upper_bound(p);
@@ -297,23 +299,26 @@ inline void set_protection(Allocation& a, bool accessible) {
 
 // Device memory is host-inaccessible between launches; kernels, cudaMemcpy and cudaMemset
 // open it for their duration.
+// Counted: with several host threads launching at once (simpleCallback's workers), the first
+// to open opens everything and only the last to finish closes it again. (Each closing what it
+// had opened closed memory under another thread's running kernel: a false illegal access.)
 struct Unprotect {
-  bool was;
   Unprotect() {
     Registry& r = registry();
     std::lock_guard<std::mutex> lk(r.mu);
-    was = r.protected_now;
-    if (was) {
+    if (r.open_count++ == 0 && r.protected_now) {
       for (auto& kv : r.by_base) set_protection(kv.second, true);
       r.protected_now = false;
+      r.reprotect = true;
     }
   }
   ~Unprotect() {
     Registry& r = registry();
     std::lock_guard<std::mutex> lk(r.mu);
-    if (was) {
+    if (--r.open_count == 0 && r.reprotect) {
       for (auto& kv : r.by_base) set_protection(kv.second, false);
       r.protected_now = true;
+      r.reprotect = false;
     }
   }
 };
