@@ -210,3 +210,18 @@ def test_run_cuda_cli_passes_args_defines_includes_and_exit_code(tmp_path, capfd
     assert code == EXIT_COMPILE_ERROR
     assert re.search(r"main\.cu:7:\d+: error: .FACTOR. was not declared", capfd.readouterr().err)
     assert cli_main(["run-cuda", str(CUDA / "unsupported.cu")]) == EXIT_UNSUPPORTED
+
+
+def test_the_build_cache_key_covers_headers_without_a_suffix(tmp_path, monkeypatch):
+    # <cuda/barrier> and <cuda/pipeline> have no .h: an edit to one must not reuse stale binaries
+    from cuset.evaluate.cpu import build
+
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "cuda" / "barrier").write_text("#include <cuset_async.h>\n")
+    (tmp_path / "a.h").write_text("int a;\n")
+    monkeypatch.setattr(build, "INCLUDE_DIR", tmp_path)
+    before = build._header_hash()
+    (tmp_path / "cuda" / "barrier").write_text("#include <cuset_async.h>\n// changed\n")
+    assert build._header_hash() != before
+    (tmp_path / "cuda" / "barrier").write_text("#include <cuset_async.h>\n")
+    assert build._header_hash() == before

@@ -134,9 +134,11 @@ def _collect(sources: list[Path], include_dirs: list[Path]) -> list[Path]:
 
 
 def _header_hash() -> str:
+    """Every file under include/, by its path: headers without a suffix (`cuda/barrier`) count
+    too, and a file moved between folders changes the hash."""
     h = hashlib.sha256()
-    for f in sorted(INCLUDE_DIR.rglob("*.h")):
-        h.update(f.name.encode())
+    for f in sorted(p for p in INCLUDE_DIR.rglob("*") if p.is_file()):
+        h.update(f.relative_to(INCLUDE_DIR).as_posix().encode())
         h.update(f.read_bytes())
     return h.hexdigest()
 
