@@ -3,6 +3,9 @@
     python -m analysis.experiment cpu-135m --dry-run      # the units, what is done, the time estimate
     python -m analysis.experiment cpu-135m                # submit, follow (tqdm + ETA), resume, write results
     python -m analysis.experiment cpu-135m --results-only # rewrite the results folder from what finished
+    python -m analysis.experiment cpu-135m --adopt train/smollm2-135m/sft/s42=19
+                                                          # a fine-tune run by hand stands for that unit
+                                                          # (only when its config is the unit's)
     python -m analysis.experiment --list
 
 Fine-tunes and evaluations run as background jobs (cuset.jobs): Ctrl-C stops this command,
@@ -17,7 +20,15 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cuset.experiment import RESULTS_DIR, dry_run, list_experiments, load_experiment, run_experiment, write_results_only
+    from cuset.experiment import (
+        RESULTS_DIR,
+        adopt_job,
+        dry_run,
+        list_experiments,
+        load_experiment,
+        run_experiment,
+        write_results_only,
+    )
 
     parser = argparse.ArgumentParser(prog="python -m analysis.experiment", description=__doc__.split("\n")[0])
     parser.add_argument("name", nargs="?", help="experiment name (analysis/experiments/NAME.yaml) or a YAML path")
@@ -26,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="", help="results folder (default analysis/results/NAME)")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between checks of the jobs")
     parser.add_argument("--list", action="store_true", help="list the shipped experiments")
+    parser.add_argument("--adopt", metavar="UNIT=JOB", help="let fine-tune job JOB (run by hand) stand for train unit UNIT; refused unless its config is the unit's")
     args = parser.parse_args(argv)
     if args.list or not args.name:
         print("\n".join(list_experiments()) or "no experiments in analysis/experiments/")
@@ -36,6 +48,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"analysis.experiment: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else RESULTS_DIR / config.name
+    if args.adopt:
+        unit, _, job = args.adopt.rpartition("=")
+        try:
+            print(adopt_job(config, out, unit, int(job)))
+        except ValueError as exc:
+            print(f"analysis.experiment: --adopt {args.adopt}: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.dry_run:
         print("\n".join(dry_run(config, out)))
         return 0

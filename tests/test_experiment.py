@@ -331,3 +331,29 @@ def test_fine_tunes_queue_one_at_a_time_so_evaluations_come_first(tmp_path, monk
     book[1].status = "completed"
     runner.advance(config, units, state)
     assert [j.kind for j in book.values()] == ["train", "train", "eval"]  # sft's evaluation, before any third fine-tune
+
+
+def test_a_hand_run_fine_tune_is_adopted_only_when_its_config_is_the_units(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    from cuset import jobs
+    from cuset.experiment import adopt_job
+    from cuset.experiment.runner import unit_config
+
+    config = ExperimentConfig.from_dict(TINY)
+    out = tmp_path / "results"
+    units = plan(config)
+    sft = next(u for u in units if u.key == "train/tiny/sft/s42")
+    wanted = unit_config(config, sft, State(out / "state.json"))
+    other = jobs.submit(wanted.__class__.from_dict({**wanted.to_dict(), "lr": wanted.lr * 2, "save_steps": 1}), start=False)
+    with pytest.raises(ValueError, match=r"lr: job 0\.002 vs unit 0\.001"):
+        adopt_job(config, out, "train/tiny/sft/s42", other.id)
+    with pytest.raises(ValueError, match="no fine-tune unit 'train/tiny/dft/s42'"):
+        adopt_job(config, out, "train/tiny/dft/s42", other.id)
+    same = jobs.submit(wanted.__class__.from_dict({**wanted.to_dict(), "save_steps": 1, "threads": 1}), start=False)  # how it runs, not what it makes
+    assert "adopted" in adopt_job(config, out, "train/tiny/sft/s42", same.id)
+    state = State.load(out / "state.json")
+    assert (state.units["train/tiny/sft/s42"].job, state.units["train/tiny/sft/s42"].status) == (same.id, "active")
+    with pytest.raises(ValueError, match=f"already has job {same.id}"):
+        adopt_job(config, out, "train/tiny/sft/s42", other.id)
+    with pytest.raises(ValueError, match="cuset"):  # the method differs
+        adopt_job(config, out, "train/tiny/cuset/s42", same.id)

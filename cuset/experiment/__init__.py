@@ -14,12 +14,13 @@ Modules: `config` (ExperimentConfig, the YAML), `runner` (units, state.json, the
 
 from cuset.experiment.config import EXPERIMENTS_DIR, RESULTS_DIR, ExperimentConfig, list_experiments, load_experiment
 from cuset.experiment.results import paired_table, read_results, sign_test, summary_table, write_results
-from cuset.experiment.runner import dry_run, plan, run_experiment, write_results_only
+from cuset.experiment.runner import adopt_job, dry_run, plan, run_experiment, write_results_only
 
 __all__ = [
     "EXPERIMENTS_DIR",
     "RESULTS_DIR",
     "ExperimentConfig",
+    "adopt_job",
     "dry_run",
     "list_experiments",
     "load_experiment",

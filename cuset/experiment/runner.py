@@ -135,6 +135,43 @@ def unit_config(config: ExperimentConfig, unit: Unit, state: State) -> Any:
     return cfg
 
 
+# TrainConfig fields that change how a fine-tune runs, not the model it makes
+ADOPT_IGNORED = ("save_steps", "threads", "nproc", "report_to", "output_dir", "evaluate", "eval_every", "preset")
+
+
+def adopt(config: ExperimentConfig, units: list[Unit], state: State, unit_key: str, job_id: int) -> str:
+    """Let fine-tune job `job_id`, run by hand, stand for the train unit `unit_key`: allowed only
+    when the job's resolved config is the one the unit would submit (apart from ADOPT_IGNORED).
+    Raises ValueError naming each differing field; returns a line saying what was recorded."""
+    from dataclasses import asdict
+
+    from cuset import jobs
+    from cuset.jobs import job_folder
+    from cuset.train.config import TrainConfig
+
+    unit = next((u for u in units if u.key == unit_key), None)
+    if unit is None or unit.kind != "train":
+        keys = ", ".join(u.key for u in units if u.kind == "train")
+        raise ValueError(f"{config.name}: no fine-tune unit {unit_key!r}; its fine-tune units are {keys}.")
+    us = state.of(unit)
+    if us.job is not None:
+        raise ValueError(f"{config.name}: {unit_key} already has job {us.job} ({us.status}); nothing adopted.")
+    try:
+        job = jobs.JobStore().get(job_id)
+    except jobs.JobError as exc:
+        raise ValueError(f"{config.name}: job {job_id}: {exc}") from exc
+    path = job_folder(job_id) / "config.yaml"
+    if job.kind != "train" or not path.is_file():
+        raise ValueError(f"{config.name}: job {job_id} is not a fine-tune (kind {job.kind!r}, {path} {'exists' if path.is_file() else 'missing'}).")
+    have, want = asdict(TrainConfig.load(path).resolved()), asdict(unit_config(config, unit, state).resolved())
+    differ = [f"{k}: job {have.get(k)!r} vs unit {want[k]!r}" for k in want if k not in ADOPT_IGNORED and have.get(k) != want[k]]
+    if differ:
+        raise ValueError(f"{config.name}: job {job_id} is not {unit_key}'s fine-tune: " + "; ".join(differ))
+    us.job, us.attempts, us.status, us.started = job_id, 1, ACTIVE, job.started or time.time()
+    state.save()
+    return f"{unit_key}: job {job_id} adopted ({job.status}); its config matches the unit's"
+
+
 def selection_data(config: ExperimentConfig, train: Any, out_dir: Path) -> str:
     """The JSONL of `config.select` over the fine-tune's data, ranked on its model's own scores
     under its objective (cuset.selection): written once to out_dir/selections/ and reused."""
@@ -392,6 +429,17 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
     generation = {u.key: state.units[u.key].generation for u in units if u.key in state.units and state.units[u.key].generation}
     return write_results(out, collect(units, state, committed_candidates(out)), {"experiment": config.name, "units": len(units), "done": progress.done,
                                                        "failed": failed, "unit_minutes": minutes, "generation": generation})
+
+
+def adopt_job(config: ExperimentConfig, out_dir: str | Path, unit_key: str, job_id: int) -> str:
+    """`adopt` on the experiment's state.json in out_dir (see `adopt`)."""
+    out = Path(out_dir)
+    units = plan(config)
+    state = State.load(out / "state.json")
+    from cuset.workspace import workspace_dir
+
+    state.workspace = state.workspace or str(workspace_dir().resolve())
+    return adopt(config, units, state, unit_key, job_id)
 
 
 def write_results_only(config: ExperimentConfig, out_dir: str | Path) -> list[Path]:
