@@ -293,7 +293,7 @@ def test_a_background_follower_is_seen_and_not_started_twice(tmp_path, monkeypat
 
 
 def test_fine_tunes_queue_one_at_a_time_so_evaluations_come_first(tmp_path, monkeypatch):
-    """With a fine-tune waiting in the queue the next one is not submitted; once the first
+    """With a fine-tune queued or running the next one is not submitted; once the first
     finishes, its evaluation is submitted before the second fine-tune."""
     from types import SimpleNamespace
 
@@ -327,10 +327,13 @@ def test_fine_tunes_queue_one_at_a_time_so_evaluations_come_first(tmp_path, monk
     assert len(book) == 1
     book[1].status = "running"
     runner.advance(config, units, state)
-    assert [j.kind for j in book.values()] == ["train", "train"]  # the queue is free: cuset's fine-tune
+    # still nothing: a fine-tune queued now would run (the queue goes by job id) before the
+    # evaluations of the one running, which are submitted only when it finishes
+    assert len(book) == 1
     book[1].status = "completed"
     runner.advance(config, units, state)
-    assert [j.kind for j in book.values()] == ["train", "train", "eval"]  # sft's evaluation, before any third fine-tune
+    assert [j.kind for j in book.values()] == ["train", "eval", "train"]  # sft's evaluation first, then cuset's fine-tune
+    assert state.units["eval/tiny/sft/s42/greedy"].job == 2 and state.units["train/tiny/cuset/s42"].job == 3
 
 
 def test_a_hand_run_fine_tune_is_adopted_only_when_its_config_is_the_units(tmp_path, monkeypatch):

@@ -230,10 +230,11 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
         event = _settle(unit, us, job, config)
         if event:
             events.append(event)
-    # Then submissions. One fine-tune waits in the queue at a time, and evaluations go first, so
-    # the evaluations of a finished fine-tune join the queue before the next fine-tune does.
+    # Then submissions. One fine-tune is in flight (queued or running) at a time, and evaluations
+    # go first, so the evaluations of a finished fine-tune join the queue (which runs in job id
+    # order) before the next fine-tune does.
     train_queued = any(u.kind == "train" and state.of(u).job is not None and state.of(u).status == ACTIVE
-                       and _job_status(store, state.of(u).job) == "queued" for u in units)
+                       and _job_status(store, state.of(u).job) in ("queued", "starting", "running") for u in units)
     for unit in sorted(units, key=lambda u: u.kind == "train"):
         us = state.of(unit)
         if us.status in (DONE, FAILED) or us.job is not None:
