@@ -626,17 +626,9 @@ inline int capture_wait_event(cudaStream_t s, cudaEvent_t e) {
   return cudaSuccess;
 }
 
-// Synchronizing with (or querying) a capturing stream, a captured event or the device.
-inline int capture_sync_stream(cudaStream_t s) {
-  if (!captures_active.load(std::memory_order_relaxed)) return -1;
-  if (legacy(s)) return legacy_use();
-  auto& st = capture_state();
-  std::lock_guard<std::recursive_mutex> lk(st.mu);
-  Point* p = capturing(s);
-  if (!p) return -1;
-  p->cap->invalid = true;
-  return cudaErrorStreamCaptureUnsupported;
-}
+// Synchronizing with (or querying) a capturing stream, a captured event or the device. A
+// stream's sync is refused like uncapturable work: the capture is invalidated.
+inline int capture_sync_stream(cudaStream_t s) { return capture_refuse(s); }
 inline int capture_sync_event(cudaEvent_t e) {
   if (!captures_active.load(std::memory_order_relaxed)) return -1;
   auto& st = capture_state();
