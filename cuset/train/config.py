@@ -5,7 +5,8 @@ One dataclass holds every choice of a fine-tune; fields carry help text, validat
 class; explicit values override it:
 
     tiny       the tiny random model, full fine-tuning, a few steps, cut at 512 tokens (seconds; tests)
-    cpu        SmolLM2-135M (smollm2-135m) with LoRA on 32 whole samples (~8 min on 2 cores)
+    cpu        SmolLM2-135M (smollm2-135m), the whole model on all 213 samples x 3 epochs in bf16
+               (~60-100 min on 2 cores; its greedy replies end their turn, LoRA r16's did not)
     cpu-coder  Qwen2.5-Coder-0.5B-Instruct (coder-0.5b) with LoRA on 16 whole samples (~30 min on 2 cores)
     gpu        one GPU, Qwen2.5-Coder-1.5B-Instruct (coder-1.5b) with LoRA on the whole corpus
 
@@ -39,16 +40,16 @@ OVERLENGTH = ("drop", "cut")
 # (prompt + response + end of turn, with the chat template: SmolLM2's longest is 2,083 tokens,
 # Qwen2.5-Coder's 1,726; tests/train/test_config.py checks it). `tiny` is the exception: a
 # random model for tests, it cuts at 512 (overlength: cut, counted and logged) to stay fast.
-# The CPU presets train in float32: bf16 autocast measured ~5x slower per step on this
-# machine's CPU (AMX) with LoRA (see README, "Fine-tuning").
+# bf16 autocast where the CPU has bf16 matmuls (AMX / avx512_bf16, `bf16: null`): measured
+# 1.85x (SmolLM2) to 2.25x (coder-0.5b) float32's speed here (see README, "Fine-tuning").
 PRESETS: dict[str, dict[str, Any]] = {
     "tiny": {
         "model": "tiny", "max_samples": 8, "max_length": 512, "overlength": "cut", "max_steps": 4, "batch_size": 2,
         "grad_accum": 1, "lr": 1e-3, "lora_r": 0, "bf16": False, "save_steps": 2, "threads": 1,
     },
     "cpu": {
-        "model": "smollm2-135m", "max_samples": 32, "max_length": 2112, "max_steps": 16, "batch_size": 1,
-        "grad_accum": 4, "lr": 3e-4, "lora_r": 16, "lora_alpha": 32, "bf16": False, "save_steps": 4,
+        "model": "smollm2-135m", "max_samples": 0, "max_length": 2112, "epochs": 3.0, "max_steps": 0, "batch_size": 1,
+        "grad_accum": 4, "lr": 2e-4, "warmup_steps": 0.05, "lora_r": 0, "lora_alpha": 32, "bf16": None, "save_steps": 53,
     },
     "cpu-coder": {
         "model": "coder-0.5b", "max_samples": 16, "max_length": 1792, "max_steps": 8, "batch_size": 1,
@@ -73,19 +74,19 @@ class TrainConfig(ConfigFile):
     model: str = field(default="smollm2-135m", metadata={"help": "Model name, local folder or hub id (see cuset.models)."})
     data: str = field(default="bundled", metadata={"help": "'bundled', a .jsonl/.parquet file or hf:NAME (see cuset.data.load)."})
     objective: str | dict[str, Any] = field(default="", metadata={"help": "Objective config: '' (defaults), a saved name, a YAML/JSON path, or the config itself."})
-    max_samples: int = field(default=32, metadata={"help": "Train on this many samples, evenly spread over the data set (0 = all)."})
+    max_samples: int = field(default=0, metadata={"help": "Train on this many samples, evenly spread over the data set (0 = all)."})
     max_length: int = field(default=2112, metadata={"help": "Longest prompt+response in tokens (with the chat template and end of turn)."})
     overlength: str = field(default="drop", metadata={"help": f"Samples longer than max_length, one of {OVERLENGTH}: drop them (the model never sees a half sample), or cut them at max_length (counted and logged)."})
-    epochs: float = field(default=1.0, metadata={"help": "Passes over the data (used when max_steps is 0)."})
-    max_steps: int = field(default=16, metadata={"help": "Optimizer steps (0 = run `epochs` passes)."})
+    epochs: float = field(default=3.0, metadata={"help": "Passes over the data (used when max_steps is 0)."})
+    max_steps: int = field(default=0, metadata={"help": "Optimizer steps (0 = run `epochs` passes)."})
     batch_size: int = field(default=1, metadata={"help": "Samples per forward pass and process."})
     grad_accum: int = field(default=4, metadata={"help": "Forward passes accumulated per optimizer step."})
-    lr: float = field(default=3e-4, metadata={"help": "Peak learning rate (cosine schedule)."})
-    warmup_steps: float = field(default=0.0, metadata={"help": "Linear warm-up: steps, or a fraction in [0, 1) of all steps."})
-    lora_r: int = field(default=16, metadata={"help": "LoRA rank on every linear layer (0 = full fine-tuning)."})
+    lr: float = field(default=2e-4, metadata={"help": "Peak learning rate (cosine schedule)."})
+    warmup_steps: float = field(default=0.05, metadata={"help": "Linear warm-up: steps, or a fraction in [0, 1) of all steps."})
+    lora_r: int = field(default=0, metadata={"help": "LoRA rank on every linear layer (0 = full fine-tuning)."})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling alpha."})
-    bf16: bool | None = field(default=False, metadata={"help": "bfloat16 autocast (fp32 master weights); null = where the device supports it."})
-    save_steps: int = field(default=4, metadata={"help": "Save a checkpoint every N optimizer steps (jobs resume from the last)."})
+    bf16: bool | None = field(default=None, metadata={"help": "bfloat16 autocast (fp32 master weights); null = where the device supports it."})
+    save_steps: int = field(default=53, metadata={"help": "Save a checkpoint every N optimizer steps (jobs resume from the last)."})
     profit_threshold: float = field(default=PROFIT_THRESHOLD, metadata={"help": "profit: train on tokens whose current probability exceeds this (ProFit's static tau)."})
     slm_fraction: float = field(default=SLM_FRACTION, metadata={"help": "slm: share of each batch's response tokens kept, the top ones by excess loss over the base model (Rho-1's k%)."})
     seed: int = field(default=42, metadata={"help": "Seed of model init, LoRA init and data order."})
