@@ -433,7 +433,13 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
 
 
 def adopt_job(config: ExperimentConfig, out_dir: str | Path, unit_key: str, job_id: int) -> str:
-    """`adopt` on the experiment's state.json in out_dir (see `adopt`)."""
+    """`adopt` on the experiment's state.json in out_dir (see `adopt`); refused while a
+    follower of the experiment runs (it holds state.json and would write over the change)."""
+    from cuset.experiment import background
+
+    pid = background.following(config.name)
+    if pid:
+        raise ValueError(f"{config.name}: its follower (process {pid}) is running and owns state.json; stop it first (kill {pid}), adopt, then start it again.")
     out = Path(out_dir)
     units = plan(config)
     state = State.load(out / "state.json")
