@@ -265,6 +265,10 @@ def test_the_main_figure_and_table_come_from_the_results_files_alone(tmp_path):
     assert "cuset (greedy) +50.0 points" in caption and "p = 0.5" in caption  # 2 wins, 0 losses: p = 2 / 4
     files = save_figure(experiment_figure(results), tmp_path / "figs", "experiments", ["svg"])
     assert files["svg"].stat().st_size > 5000
+    # an experiment with only sft evaluated says so in its paired panel (not "no sft run")
+    write_results(tmp_path / "exp-b", pd.DataFrame(rows("sft", "greedy", sft)))
+    texts = [t.get_text() for ax in experiment_figure(experiment_results(tmp_path)).axes for t in ax.texts]
+    assert texts == [" p=0.5", "only sft so far:\nnothing to pair"]  # exp-a's sign test, then exp-b's note
 
 
 def test_a_background_follower_is_seen_and_not_started_twice(tmp_path, monkeypatch):

@@ -72,15 +72,16 @@ def experiment_figure(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) 
             ax.set_ylabel("pass@1 (%)")
             ax.set_title(f"(a) {name}: pass@1, 95% intervals")
             ax.legend(loc="upper right", ncols=min(len(methods), 5), fontsize="small", frameon=False)
-            _paired_panel(ax_diff, paired, colours, name)
+            _paired_panel(ax_diff, paired, colours, name, has_sft="sft" in methods)
     return fig
 
 
-def _paired_panel(ax: Any, paired: pd.DataFrame, colours: dict[str, str], name: str) -> None:
+def _paired_panel(ax: Any, paired: pd.DataFrame, colours: dict[str, str], name: str, has_sft: bool = True) -> None:
     ax.axvline(0, color="#555555", linewidth=0.8)
     ax.set_title(f"(b) {name}: method - sft per task")
     if paired.empty:
-        ax.text(0.5, 0.5, "no sft run to pair with", ha="center", va="center", transform=ax.transAxes)
+        text = "only sft so far:\nnothing to pair" if has_sft else "no sft run to pair with"
+        ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
         ax.set_yticks([])
         return
     labels = [f"{r.method} ({r.mode})" for r in paired.itertuples()]
