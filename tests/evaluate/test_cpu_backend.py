@@ -225,3 +225,16 @@ def test_the_build_cache_key_covers_headers_without_a_suffix(tmp_path, monkeypat
     assert build._header_hash() != before
     (tmp_path / "cuda" / "barrier").write_text("#include <cuset_async.h>\n")
     assert build._header_hash() == before
+
+
+def test_an_initialised_shared_variable_is_the_programs_compile_error_not_unsupported(tmp_path):
+    # nvcc: "initializer not allowed for __shared__ variable"; a model wrote exactly this
+    src = tmp_path / "init.cu"
+    src.write_text("__global__ void k(float* x) {\n    __shared__ float s[4];\n"
+                   "    __shared__ float acc = 0.0f;\n    x[threadIdx.x] = acc + s[0];\n}\nint main() { return 0; }\n")
+    b = build_program([src])
+    assert b.status == "compile_error" and not b.unsupported, (b.status, b.unsupported)
+    assert f"{src}:3:" in b.message and "initializer not allowed for __shared__ variable" in b.message, b.message
+    from cuset.evaluate.cpu.translate import _shared_initialised
+
+    assert _shared_initialised("__shared__ float acc = 0.0f;") and not _shared_initialised("__shared__ float s[N == 1 ? 2 : 4];")

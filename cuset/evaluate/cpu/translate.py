@@ -244,6 +244,18 @@ _FIRST = re.compile(r"^(?P<type>.*?)(?P<ptr>[\s*&]*)\b(?P<name>[A-Za-z_]\w*)\s*(
 _NEXT = re.compile(r"^(?P<ptr>[\s*&]*)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", re.S)
 
 
+def _shared_initialised(decl: str) -> bool:
+    """`__shared__ float x = 0.0f;`: a __shared__ declaration with an initializer (outside
+    brackets, so `s[N == 1 ? 2 : 3]` does not count)."""
+    depth = 0
+    for ch in decl:
+        depth += ch in "[(<{"
+        depth -= ch in "])>}"
+        if ch == "=" and depth <= 0:
+            return True
+    return False
+
+
 def _shared_replacement(decl: str, ident: int, file_scope: bool, path: str, next_line: int) -> str | None:
     """The C++ that replaces one `__shared__` declaration, or None when it cannot be parsed."""
     body = decl.strip().rstrip(";")
@@ -535,6 +547,10 @@ def translate(source: str, path: str = "<source>", first_line: int = 1, program:
             text = data[decl.start_byte : decl_end].decode(errors="replace")
             end_line = _line_of(data, decl_end) + first_line - 1
             rep = _shared_replacement(text, ident, file_scope, esc_path, end_line + 1)
+            if rep is None and _shared_initialised(text):
+                # not CUDA: nvcc refuses it too, so it is the program's compile error (at its
+                # own line), not a construct the emulator lacks
+                rep = 'static_assert(false, "initializer not allowed for __shared__ variable");'
             if rep is None:
                 result.unsupported.append(Unsupported("__shared__ declaration the translator cannot parse", line, text))
                 continue
