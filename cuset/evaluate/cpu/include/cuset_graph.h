@@ -480,25 +480,33 @@ inline int legacy_use() {
   return hit ? (int)cudaErrorStreamCaptureImplicit : -1;
 }
 
-// Adds a node of `type` to the capture of `s` after its current dependencies, filled by `fill`
-// (which may refuse with an error). -1: `s` is not capturing, run the work now.
-template <class Fill>
-int capture_node(cudaStream_t s, cudaGraphNodeType type, Fill&& fill) {
+// `on(point)` under the capture lock when `s` is capturing; -1 when it is not (run the work
+// now), and the legacy stream's implicit-sync rule first.
+template <class On>
+int with_capture(cudaStream_t s, On&& on) {
   if (!captures_active.load(std::memory_order_relaxed)) return -1;
   if (legacy(s)) return legacy_use();
   auto& st = capture_state();
   std::lock_guard<std::recursive_mutex> lk(st.mu);
   Point* p = capturing(s);
-  if (!p) return -1;
-  if (p->cap->invalid) return cudaErrorStreamCaptureInvalidated;
-  CUgraphNode_st* n = add_node(p->cap->graph, type, p->deps.data(), p->deps.size());
-  cudaError_t e = fill(*n);
-  if (e != cudaSuccess) {
-    p->cap->graph->nodes.pop_back();
-    return e;
-  }
-  p->deps.assign(1, n);
-  return cudaSuccess;
+  return p ? on(*p) : -1;
+}
+
+// Adds a node of `type` to the capture of `s` after its current dependencies, filled by `fill`
+// (which may refuse with an error). -1: `s` is not capturing, run the work now.
+template <class Fill>
+int capture_node(cudaStream_t s, cudaGraphNodeType type, Fill&& fill) {
+  return with_capture(s, [&](Point& p) -> int {
+    if (p.cap->invalid) return cudaErrorStreamCaptureInvalidated;
+    CUgraphNode_st* n = add_node(p.cap->graph, type, p.deps.data(), p.deps.size());
+    cudaError_t e = fill(*n);
+    if (e != cudaSuccess) {
+      p.cap->graph->nodes.pop_back();
+      return e;
+    }
+    p.deps.assign(1, n);
+    return cudaSuccess;
+  });
 }
 
 inline bool capture_kernel(const ErasedKernel& k, const Config& cfg, void** args) {
@@ -570,14 +578,10 @@ inline int capture_graph_launch(CUgraphExec_st* exec, cudaStream_t s) {
 }
 // Work CUDA cannot capture (cudaStreamAddCallback): refused, and the capture invalidated.
 inline int capture_refuse(cudaStream_t s) {
-  if (!captures_active.load(std::memory_order_relaxed)) return -1;
-  if (legacy(s)) return legacy_use();
-  auto& st = capture_state();
-  std::lock_guard<std::recursive_mutex> lk(st.mu);
-  Point* p = capturing(s);
-  if (!p) return -1;
-  p->cap->invalid = true;
-  return cudaErrorStreamCaptureUnsupported;
+  return with_capture(s, [](Point& p) -> int {
+    p.cap->invalid = true;
+    return cudaErrorStreamCaptureUnsupported;
+  });
 }
 
 inline int capture_record(cudaEvent_t e, cudaStream_t s) {
