@@ -57,6 +57,13 @@ def test_tables_average_pass_at_k_over_tasks_and_count_statuses():
     assert 0.0 < lo < 0.75 < hi <= 1.0
 
 
+def test_wilson_interval_is_exact_at_the_ends():
+    # 0 of 27 used to give a lower bound of 6.9e-18 (centre - half rounded), printed into summary.csv
+    assert wilson_interval(0, 27) == (0.0, pytest.approx(0.1246, abs=1e-4))
+    assert wilson_interval(27, 27)[1] == 1.0 and wilson_interval(27, 27)[0] == pytest.approx(1 - 0.1246, abs=1e-4)
+    assert all(math.isnan(b) for b in wilson_interval(0, 0))  # no candidates, no interval
+
+
 def test_result_store_round_trip_and_csv(tmp_path):
     rs = ResultStore(Store(tmp_path / "cuset.db"))
     run = rs.create_run(label="t", model="tiny", method="sft", suite="bundled", backend="cpu", n_samples=2, config={"seed": 1})
