@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,25 @@ def test_every_shipped_experiment_loads_and_plans(name):
     assert sum(u.kind == "train" for u in units) == len(config.models) * len(trained) * len(config.seeds)
     assert "sft" in config.methods  # the paired comparisons' reference
     assert set(config.estimate) == {"train_min", "greedy_min", "sampled_min"}  # the stated time of every stage
+
+
+@pytest.mark.parametrize("name", list_experiments())
+def test_committed_fine_tune_configs_are_what_the_experiment_resolves_to_now(name):
+    # A change of TrainConfig's defaults or of a preset must not move a shipped experiment's recipe
+    # between its fine-tunes: the cpu preset's new epochs/warm-up once leaked into cpu-coder, whose
+    # sft had run with warm-up 0 while its cuset and dft would have got 5%.
+    from cuset.experiment.runner import State, config_differences, unit_config
+
+    config = load_experiment(name)
+    folder = Path(__file__).resolve().parents[1] / "analysis" / "results" / name
+    state = State.load(folder / "state.json")
+    checked = 0
+    for unit in plan(config):
+        saved = folder / "configs" / (unit.key.replace("/", "_") + ".yaml")
+        if unit.kind == "train" and saved.is_file():
+            assert config_differences(saved, unit_config(config, unit, state)) == [], saved.name
+            checked += 1
+    assert checked or not (folder / "configs").is_dir()
 
 
 def test_shipped_experiments_are_the_issues_two():

@@ -139,15 +139,23 @@ def unit_config(config: ExperimentConfig, unit: Unit, state: State) -> Any:
 ADOPT_IGNORED = ("save_steps", "threads", "nproc", "report_to", "output_dir", "evaluate", "eval_every", "preset")
 
 
+def config_differences(path: Path, want: Any) -> list[str]:
+    """The fields (apart from ADOPT_IGNORED) in which the fine-tune config saved at `path` (a
+    job's config.yaml) makes another model than TrainConfig `want`, as 'field: job X vs unit Y'."""
+    from dataclasses import asdict
+
+    from cuset.train.config import TrainConfig
+
+    have, want_values = asdict(TrainConfig.load(path).resolved()), asdict(want.resolved())
+    return [f"{k}: job {have.get(k)!r} vs unit {v!r}" for k, v in want_values.items() if k not in ADOPT_IGNORED and have.get(k) != v]
+
+
 def adopt(config: ExperimentConfig, units: list[Unit], state: State, unit_key: str, job_id: int) -> str:
     """Let fine-tune job `job_id`, run by hand, stand for the train unit `unit_key`: allowed only
     when the job's resolved config is the one the unit would submit (apart from ADOPT_IGNORED).
     Raises ValueError naming each differing field; returns a line saying what was recorded."""
-    from dataclasses import asdict
-
     from cuset import jobs
     from cuset.jobs import job_folder
-    from cuset.train.config import TrainConfig
 
     unit = next((u for u in units if u.key == unit_key), None)
     if unit is None or unit.kind != "train":
@@ -163,8 +171,7 @@ def adopt(config: ExperimentConfig, units: list[Unit], state: State, unit_key: s
     path = job_folder(job_id) / "config.yaml"
     if job.kind != "train" or not path.is_file():
         raise ValueError(f"{config.name}: job {job_id} is not a fine-tune (kind {job.kind!r}, {path} {'exists' if path.is_file() else 'missing'}).")
-    have, want = asdict(TrainConfig.load(path).resolved()), asdict(unit_config(config, unit, state).resolved())
-    differ = [f"{k}: job {have.get(k)!r} vs unit {want[k]!r}" for k in want if k not in ADOPT_IGNORED and have.get(k) != want[k]]
+    differ = config_differences(path, unit_config(config, unit, state))
     if differ:
         raise ValueError(f"{config.name}: job {job_id} is not {unit_key}'s fine-tune: " + "; ".join(differ))
     us.job, us.attempts, us.status, us.started = job_id, 1, ACTIVE, job.started or time.time()

@@ -51,9 +51,11 @@ PRESETS: dict[str, dict[str, Any]] = {
         "model": "smollm2-135m", "max_samples": 0, "max_length": 2112, "epochs": 3.0, "max_steps": 0, "batch_size": 1,
         "grad_accum": 4, "lr": 2e-4, "warmup_steps": 0.05, "lora_r": 0, "lora_alpha": 32, "bf16": None, "save_steps": 53,
     },
+    # cpu-coder names its schedule (epochs, warm-up) so that a change of the defaults above cannot move it
+    # under a running experiment (tests/test_experiment.py checks the committed configs).
     "cpu-coder": {
-        "model": "coder-0.5b", "max_samples": 16, "max_length": 1792, "max_steps": 8, "batch_size": 1,
-        "grad_accum": 4, "lr": 2e-4, "lora_r": 16, "lora_alpha": 32, "bf16": False, "save_steps": 2,
+        "model": "coder-0.5b", "max_samples": 16, "max_length": 1792, "epochs": 1.0, "max_steps": 8, "batch_size": 1,
+        "grad_accum": 4, "lr": 2e-4, "warmup_steps": 0.0, "lora_r": 16, "lora_alpha": 32, "bf16": False, "save_steps": 2,
     },
     "gpu": {
         "model": "coder-1.5b", "max_samples": 0, "max_length": 2048, "epochs": 3.0,
