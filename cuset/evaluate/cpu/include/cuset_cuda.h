@@ -1068,6 +1068,27 @@ void loop_dynamic(Block* b, void* p) {
   for_each_thread(b, [&] { std::apply(fn, args); });
 }
 
+// What every launch (ordinary or cooperative) sets on a block before its threads run: the
+// shapes, the kernel, the shared-memory sizes and the per-thread scratch. Which memory holds
+// the threads and the dynamic shared array, and whether it runs as fibers, the caller sets.
+inline void prepare_block(Block& b, const KernelInfo& info, const Config& c, Body body, void* payload, size_t static_limit) {
+  b.dim = c.block;
+  b.grid = c.grid;
+  b.nthreads = c.block.x * c.block.y * c.block.z;
+  b.kernel = info.name;
+  b.body = body;
+  b.payload = payload;
+  b.dyn_size = c.smem;
+  b.static_limit = static_limit;
+  if (b.arena.size() < kOptinSmem) b.arena.resize(kOptinSmem);
+  if (b.scratch.size() < 16 * (size_t)b.nthreads) b.scratch.resize(16 * (size_t)b.nthreads);
+}
+
+// Block number k of a grid (x fastest), as blockIdx.
+inline uint3 block_index(unsigned long long k, dim3 grid) {
+  return make_uint3((unsigned)(k % grid.x), (unsigned)((k / grid.x) % grid.y), (unsigned)(k / ((unsigned long long)grid.x * grid.y)));
+}
+
 inline void run_grid(const KernelInfo& info, const Config& c, Body body, Loop loop, void* payload, const void* fn) {
   install_handlers();
   const Options& o = options();
@@ -1083,19 +1104,10 @@ inline void run_grid(const KernelInfo& info, const Config& c, Body body, Loop lo
     w.threads.resize(std::max<size_t>(w.threads.size(), nthreads));
     w.dyn.resize(std::max(w.dyn.size(), c.smem));
     Block& b = w.block;
-    b.dim = c.block;
-    b.grid = c.grid;
-    b.nthreads = nthreads;
-    b.kernel = info.name;
-    b.body = body;
+    prepare_block(b, info, c, body, payload, limit);
     b.loop = loop;
-    b.payload = payload;
     b.fibers = info.needs_sync || o.always_fibers;
     b.dyn = c.smem ? w.dyn.data() : nullptr;
-    b.dyn_size = c.smem;
-    b.static_limit = limit;
-    if (b.arena.size() < kOptinSmem) b.arena.resize(kOptinSmem);
-    if (b.scratch.size() < 16 * (size_t)nthreads) b.scratch.resize(16 * (size_t)nthreads);
     b.threads = w.threads.data();
 #ifdef CUSET_ASAN
     std::vector<unsigned char> dyn_heap;
@@ -1104,7 +1116,7 @@ inline void run_grid(const KernelInfo& info, const Config& c, Body body, Loop lo
       unsigned long long k = next.fetch_add(1);
       if (k >= nblocks || sticky_error.load(std::memory_order_relaxed)) break;
       if (o.order == Order::Random) w.rng.seed(o.seed * 2654435761u + (unsigned)k);
-      b.idx = make_uint3((unsigned)(k % c.grid.x), (unsigned)((k / c.grid.x) % c.grid.y), (unsigned)(k / ((unsigned long long)c.grid.x * c.grid.y)));
+      b.idx = block_index(k, c.grid);
 #ifdef CUSET_ASAN
       unsigned char* heap_dyn = c.smem ? (unsigned char*)malloc(c.smem) : nullptr;
       b.dyn = heap_dyn;
