@@ -129,7 +129,8 @@ if names_x:
                 percent = st.column_config.NumberColumn(format="percent")
                 st.dataframe(exp_summary, hide_index=True, key="ex_summary",
                              column_config={c: percent for c in exp_summary.columns if c.startswith(("pass@", "compile_"))})
-                st.markdown("Each method against sft, paired by task (bootstrap 95% interval of the difference; exact sign test)")
+                st.markdown("Each method against sft, paired by task: the share of candidates correct, and the share that compile "
+                            "(bootstrap 95% interval of the difference; exact sign test)")
                 if exp_paired.empty:
                     st.info("No paired comparison yet: it needs sft and another method evaluated on the same tasks.")
                 else:

@@ -180,7 +180,32 @@ def test_paired_differences_by_task():
     assert d["diff_low"] <= d["diff"] <= d["diff_high"]
     assert "sft" not in paired.index
     text = markdown_table(summary_table(frame), paired_table(frame))
-    assert "| m | greedy | cuset | 5 | +20.0 (" in text and "(spans 0)" in text
+    assert "| m | greedy | correct | cuset | 5 | +20.0 (" in text and "(spans 0)" in text
+
+
+def test_compile_rates_are_paired_too_where_nothing_is_correct(tmp_path):
+    from cuset.experiment.results import paired_of
+
+    def wrong(method, compiled):  # no candidate correct; which of them build differs
+        return [{**r, "compiled": c, "status": "wrong_result" if c else "compile_error"}
+                for r, c in zip(rows(method, "greedy", {t: [False] for t in compiled}), compiled.values())]
+
+    frame = pd.DataFrame(wrong("sft", {"t1": True, "t2": False, "t3": False, "t4": False})
+                         + wrong("cuset", {"t1": True, "t2": True, "t3": True, "t4": False}))
+    built = paired_table(frame, metric="compiled").iloc[0]
+    assert (built["metric"], built["method"], built["wins"], built["losses"], built["ties"]) == ("compiled", "cuset", 2, 0, 2)
+    assert built["diff"] == pytest.approx(0.5) and built["sign_p"] == pytest.approx(0.5)  # 2 wins, 0 losses: 2 x 0.5^2
+    solved = paired_table(frame).iloc[0]
+    assert (solved["metric"], solved["diff"], solved["ties"]) == ("correct", 0.0, 4)
+    with pytest.raises(ValueError, match="one of"):
+        paired_table(frame, metric="runs")
+    write_results(tmp_path, frame.assign(seed=42))
+    _, _, paired = read_results(tmp_path)
+    assert list(paired["metric"]) == ["correct", "compiled"]
+    assert "| m | greedy | compiled | cuset | 4 | +50.0 (" in (tmp_path / "table.md").read_text()
+    # a paired.csv from before compile rates were paired: correctness only
+    old = paired.drop(columns="metric").iloc[:1]
+    assert list(paired_of(old)["metric"]) == ["correct"] and paired_of(old, "compiled").empty
 
 
 def test_results_from_a_hand_built_result_store(tmp_path, monkeypatch):
@@ -261,7 +286,7 @@ def test_a_tiny_experiment_runs_resumes_and_writes_its_results(tmp_path, monkeyp
     assert sum("submitted" in e for e in seen) == 4
     candidates, summary, paired = read_results(out)
     assert sorted(set(candidates["method"])) == ["cuset", "sft"] and len(candidates) == 2
-    assert list(paired["method"]) == ["cuset"] and paired.iloc[0]["tasks"] == 1
+    assert list(zip(paired["metric"], paired["method"])) == [("correct", "cuset"), ("compiled", "cuset")] and paired.iloc[0]["tasks"] == 1
     assert (out / "configs" / "train_tiny_cuset_s42.yaml").is_file() and (out / "table.md").is_file()
     state = json.loads((out / "state.json").read_text())
     assert all(u["status"] == "done" for u in state["units"].values())

@@ -159,16 +159,23 @@ def summary_table(candidates: pd.DataFrame, ks: tuple[int, ...] = (1, 5, 10)) ->
     return pd.DataFrame(rows)
 
 
-def paired_table(candidates: pd.DataFrame, reference: str = REFERENCE, n_boot: int = N_BOOT) -> pd.DataFrame:
+PAIRED_METRICS = {"correct": "c", "compiled": "compiled"}  # metric -> per_task's count column
+
+
+def paired_table(candidates: pd.DataFrame, reference: str = REFERENCE, n_boot: int = N_BOOT, metric: str = "correct") -> pd.DataFrame:
     """Each method against `reference` per (model, mode), paired by task: mean difference of
-    the per-task share correct (averaged over seeds) with a bootstrap 95% interval, wins /
-    losses / ties and the exact sign test's p. Empty when the reference was not evaluated."""
-    columns = ["model", "mode", "method", "reference", "tasks", "mean_method", "mean_reference", "diff", "diff_low", "diff_high",
+    the per-task share of candidates that are `metric` ("correct", or "compiled": where no
+    method solves anything, whether the code builds is the difference left to see), averaged
+    over seeds, with a bootstrap 95% interval, wins / losses / ties and the exact sign test's p.
+    Empty when the reference was not evaluated."""
+    if metric not in PAIRED_METRICS:
+        raise ValueError(f"paired metric {metric!r}: one of {tuple(PAIRED_METRICS)}")
+    columns = ["model", "mode", "metric", "method", "reference", "tasks", "mean_method", "mean_reference", "diff", "diff_low", "diff_high",
                "spans_zero", "wins", "losses", "ties", "sign_p"]
     if candidates.empty or reference not in set(candidates["method"]):
         return pd.DataFrame(columns=columns)
     tasks = per_task(candidates, ["model", "method", "mode", "seed"])
-    tasks["rate"] = tasks["c"] / tasks["n"]
+    tasks["rate"] = tasks[PAIRED_METRICS[metric]] / tasks["n"]
     rates = tasks.groupby(["model", "mode", "method", "task"], sort=False)["rate"].mean().reset_index()
     rows = []
     for (model, mode), part in rates.groupby(["model", "mode"], sort=False):
@@ -181,7 +188,7 @@ def paired_table(candidates: pd.DataFrame, reference: str = REFERENCE, n_boot: i
             low, high = bootstrap_interval(d, n_boot)
             wins, losses = int((d > 0).sum()), int((d < 0).sum())
             rows.append({
-                "model": model, "mode": mode, "method": method, "reference": reference, "tasks": len(d),
+                "model": model, "mode": mode, "metric": metric, "method": method, "reference": reference, "tasks": len(d),
                 "mean_method": float(both[method].mean()), "mean_reference": float(both[reference].mean()),
                 "diff": float(d.mean()) if d.size else math.nan, "diff_low": low, "diff_high": high,
                 "spans_zero": bool(low <= 0 <= high) if d.size else True,
@@ -216,13 +223,21 @@ def markdown_table(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
             + " | ".join(cells) + " |"
         )
     if not paired.empty:
-        lines += ["", "| model | mode | method - sft | tasks | difference, points (95% CI) | wins / losses / ties | sign test p |",
-                  "|---|---|---|---|---|---|---|"]
-        for r in paired.itertuples():
+        lines += ["", "| model | mode | share of candidates | method - sft | tasks | difference, points (95% CI) | wins / losses / ties | sign test p |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in paired_of(paired).itertuples():
             spans = " (spans 0)" if r.spans_zero else ""
-            lines.append(f"| {r.model} | {r.mode} | {r.method} | {r.tasks} | {100 * r.diff:+.1f} ({100 * r.diff_low:+.1f} to "
+            lines.append(f"| {r.model} | {r.mode} | {r.metric} | {r.method} | {r.tasks} | {100 * r.diff:+.1f} ({100 * r.diff_low:+.1f} to "
                          f"{100 * r.diff_high:+.1f}){spans} | {r.wins} / {r.losses} / {r.ties} | {r.sign_p:.3g} |")
     return "\n".join(lines) + "\n"
+
+
+def paired_of(paired: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
+    """A paired table's rows for `metric` (None: all); a paired.csv written before compile
+    rates were paired has no metric column and holds correctness only."""
+    if "metric" not in paired.columns:
+        paired = paired.assign(metric="correct")
+    return paired if metric is None else paired[paired["metric"] == metric].reset_index(drop=True)
 
 
 def _groups(summary: pd.DataFrame) -> list[tuple[str, str]]:
@@ -241,7 +256,8 @@ def write_results(out_dir: str | Path, candidates: pd.DataFrame, extra: dict[str
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    summary, paired = summary_table(candidates), paired_table(candidates)
+    summary = summary_table(candidates)
+    paired = pd.concat([paired_table(candidates, metric=m) for m in PAIRED_METRICS], ignore_index=True)
     texts = {
         "candidates.csv": candidates.to_csv(index=False),
         "summary.csv": summary.to_csv(index=False),

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cuset.experiment.results import paired_of
 from cuset.figures.draw import _new_figure, _style, method_colours, method_sort_key
 
 
@@ -77,6 +78,7 @@ def experiment_figure(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) 
 
 
 def _paired_panel(ax: Any, paired: pd.DataFrame, colours: dict[str, str], name: str, has_sft: bool = True) -> None:
+    paired = paired_of(paired, "correct")
     ax.axvline(0, color="#555555", linewidth=0.8)
     ax.set_title(f"(b) {name}: method - sft per task")
     if paired.empty:
@@ -104,7 +106,7 @@ def experiment_caption(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]])
         overall = summary[summary["by"] == "all"]
         numbers = ", ".join(f"{method} {mode} {100 * rate:.1f}%" for method, mode, rate in zip(overall["method"], overall["mode"], overall["pass@1"]))
         diffs = "; ".join(f"{r.method} ({r.mode}) {100 * r.diff:+.1f} points [{100 * r.diff_low:+.1f}, {100 * r.diff_high:+.1f}], "
-                          f"sign test p = {r.sign_p:.2g}" for r in paired.itertuples())
+                          f"sign test p = {r.sign_p:.2g}" for r in paired_of(paired, "correct").itertuples())
         tasks = int(overall["tasks"].max()) if len(overall) else 0
         parts.append(f"{name} ({tasks} tasks): pass@1 {numbers}." + (f" Against sft, paired by task: {diffs}." if diffs else ""))
     return ("Functional correctness of each method in the experiments (analysis/results/NAME/): (a) pass@1 with 95% intervals "
