@@ -61,7 +61,10 @@ def test_committed_fine_tune_configs_are_what_the_experiment_resolves_to_now(nam
     for unit in plan(config):
         saved = folder / "configs" / (unit.key.replace("/", "_") + ".yaml")
         if unit.kind == "train" and saved.is_file():
-            assert config_differences(saved, unit_config(config, unit, state)) == [], saved.name
+            differ = config_differences(saved, unit_config(config, unit, state))
+            if config.train.get("bf16") is None:  # decided per machine (bf16_supported): not the recipe's
+                differ = [d for d in differ if not d.startswith("bf16:")]
+            assert differ == [], saved.name
             checked += 1
     assert checked or not (folder / "configs").is_dir()
 
