@@ -221,6 +221,9 @@ def _judge_handover(result: dict[str, Any], reference: dict[str, Any], out: Path
     atol, rtol = tolerance(profile, "float32")
     result.update(tolerance=profile, atol=atol, rtol=rtol, inputs=reference["info"])
     result["correct"] = False
+    # compiled: at least one extension built and none failed (a reply that dies before its first
+    # load_inline, e.g. on an invented torch.cuda.load_inline, compiled nothing)
+    result["compiled"] = bool(result.get("builds")) and all(b.get("status") == "built" for b in result["builds"])
     if result["status"] in CANDIDATE_FAILURES:
         return
     complete = all((out / f"{kind}_{k}.json").exists() for k in range(trials) for kind in ("trial", "after"))
@@ -243,7 +246,6 @@ def _judge_handover(result: dict[str, Any], reference: dict[str, Any], out: Path
     if not all(isinstance(t, torch.Tensor) for trial in cand["outputs"] + [poisoned or []] for t in trial):
         result.update(status="runtime_error", message="the candidate handed over outputs that are not tensors")
         return
-    result["compiled"] = bool(result.get("builds")) and all(b.get("status") == "built" for b in result["builds"])
     apply_verdict(result, judge(reference["reference"], cand, profile))
 
 

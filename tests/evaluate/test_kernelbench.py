@@ -125,6 +125,21 @@ def test_failing_torch_check_is_a_runtime_error_with_its_message():
     assert "add_cuda expects 3-D inputs, got 2-D" in r["message"]
 
 
+def test_a_solution_that_dies_before_building_anything_did_not_compile(tmp_path):
+    # coder-0.5b's base replies call APIs that do not exist (torch.cuda.load_inline): a runtime
+    # error with no extension built, which used to count as compiled
+    from cuset.evaluate.check import check_solution
+
+    sol = tmp_path / "invented_api_solution.py"
+    sol.write_text("import torch\n\nkernel = torch.cuda.load_inline(name='k', cpp_sources='', cuda_sources='')\n\n"
+                   "class ModelNew(torch.nn.Module):\n    def forward(self, a, b):\n        return kernel.add(a, b)\n")
+    direct = run_cli(sol, KB / "add_task.py")
+    sandboxed = check_solution(sol, KB / "add_task.py", trials=1)
+    for r in (direct, sandboxed):
+        assert (r["status"], r["compiled"]) == ("runtime_error", False), r["message"]
+        assert "has no attribute 'load_inline'" in r["message"]
+
+
 def test_compile_error_points_at_the_solution_line():
     path = KB / "compile_error_solution.py"
     line = _line_in(path.read_text(), "        out[i] = a[i] + c[i];")

@@ -810,7 +810,7 @@ def _finish_builds(result: KernelBenchResult, session: Session) -> bool:
     if failed:
         _fail_build(result, failed[0])
         return False
-    result.compiled = True
+    result.compiled = bool(session.records)  # nothing built yet is not "compiled"
     return True
 
 
