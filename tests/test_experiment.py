@@ -164,6 +164,16 @@ def test_summary_pass_at_k_and_intervals_by_hand():
     assert (g["pass@1_low"], g["pass@1_high"]) == pytest.approx(wilson_interval(2, 3))  # one candidate per task: Wilson
 
 
+def test_no_task_solved_in_n_samples_has_a_wilson_bound_not_a_zero_width_bootstrap():
+    frame = pd.DataFrame(rows("sft", "sampled", {f"t{i}": [False, False] for i in range(1, 6)}))
+    overall = summary_table(frame).query("by == 'all'").iloc[0]
+    from cuset.evaluate.metrics import wilson_interval
+
+    assert overall["pass@1"] == 0.0
+    assert (overall["pass@1_low"], overall["pass@1_high"]) == pytest.approx(wilson_interval(0, 5))  # 0 of 5 tasks: up to 43%
+    assert overall["pass@1_high"] > 0.4
+
+
 def test_paired_differences_by_task():
     sft = {"t1": [True], "t2": [False], "t3": [False], "t4": [True], "t5": [False]}
     cuset = {"t1": [True], "t2": [True], "t3": [True], "t4": [False], "t5": [False]}

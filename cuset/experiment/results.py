@@ -130,6 +130,10 @@ def _summary_row(tasks: pd.DataFrame, ks: tuple[int, ...]) -> dict[str, Any]:
         row[f"pass@{k}"] = float(values.mean())
         if k == 1 and one_each:
             low, high = wilson_interval(int(tasks["c"].sum()), len(tasks))
+        elif values.size and (values.min() == values.max() == 0.0 or values.min() == values.max() == 1.0):
+            # every task at 0 (or 1): a bootstrap over tasks has nothing to resample and says
+            # 0.0-0.0; Wilson over the tasks (as if each had one candidate) is the honest bound
+            low, high = wilson_interval(int(values.sum()), len(values))
         else:
             low, high = bootstrap_interval(values)
         row[f"pass@{k}_low"], row[f"pass@{k}_high"] = low, high
