@@ -210,6 +210,11 @@ def test_compile_rates_are_paired_too_where_nothing_is_correct(tmp_path):
     assert built["diff"] == pytest.approx(0.5) and built["sign_p"] == pytest.approx(0.5)  # 2 wins, 0 losses: 2 x 0.5^2
     solved = paired_table(frame).iloc[0]
     assert (solved["metric"], solved["diff"], solved["ties"]) == ("correct", 0.0, 4)
+    # every task tied: not a zero-width interval but +-(Wilson's upper bound for 0 of 4 differing tasks)
+    from cuset.evaluate.metrics import wilson_interval
+
+    bound = wilson_interval(0, 4)[1]
+    assert (solved["diff_low"], solved["diff_high"]) == pytest.approx((-bound, bound)) and solved["spans_zero"]
     with pytest.raises(ValueError, match="one of"):
         paired_table(frame, metric="runs")
     write_results(tmp_path, frame.assign(seed=42))

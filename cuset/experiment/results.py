@@ -172,6 +172,8 @@ def paired_table(candidates: pd.DataFrame, reference: str = REFERENCE, n_boot: i
     method solves anything, whether the code builds is the difference left to see), averaged
     over seeds, with a bootstrap 95% interval, wins / losses / ties and the exact sign test's p.
     Empty when the reference was not evaluated."""
+    from cuset.evaluate.metrics import wilson_interval
+
     if metric not in PAIRED_METRICS:
         raise ValueError(f"paired metric {metric!r}: one of {tuple(PAIRED_METRICS)}")
     columns = ["model", "mode", "metric", "method", "reference", "tasks", "mean_method", "mean_reference", "diff", "diff_low", "diff_high",
@@ -190,6 +192,11 @@ def paired_table(candidates: pd.DataFrame, reference: str = REFERENCE, n_boot: i
             both = table[[method, reference]].dropna()
             d = (both[method] - both[reference]).to_numpy()
             low, high = bootstrap_interval(d, n_boot)
+            if d.size and not d.any():
+                # no task differs: the bootstrap's +0 to +0 would claim certainty. |mean d| is at most
+                # the share of tasks on which the two differ, here 0 of n: Wilson's 95% upper bound for it
+                bound = wilson_interval(0, d.size)[1]
+                low, high = -bound, bound
             wins, losses = int((d > 0).sum()), int((d < 0).sum())
             rows.append({
                 "model": model, "mode": mode, "metric": metric, "method": method, "reference": reference, "tasks": len(d),
