@@ -277,6 +277,44 @@ def test_a_fresh_workspace_keeps_the_committed_rows_of_finished_evaluations(tmp_
     assert len(read_results(out)[0]) == 1
 
 
+def test_a_replaced_workspace_does_not_lend_its_ids_to_committed_units(tmp_path, monkeypatch):
+    """A fresh workspace numbers jobs and runs from 1 again: a committed unit's run 1 or an
+    active unit's job 1 may now be someone else's. The run's label and the job's creation time
+    tell them apart; the committed rows stand and the job counts as not in this workspace."""
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "new-ws"))
+    from cuset import jobs
+    from cuset.evaluate.results import ResultStore
+    from cuset.experiment.runner import _own_job, committed_candidates, unit_label
+
+    config = ExperimentConfig.from_dict(TINY)
+    units = plan(config)
+    unit = next(u for u in units if u.key == "eval/tiny/sft/s42/greedy")
+    out = tmp_path / "out"
+    row = {"model": "tiny", "method": "sft", "seed": 42, "mode": "greedy", "task": "L1_0", "level": 1, "split": "in_distribution",
+           "family": "elementwise", "sample": 0, "status": "correct", "compiled": True, "correct": True, "error_line": None, "error": ""}
+    write_results(out, pd.DataFrame([row]))
+    store = ResultStore()
+    run = store.create_run(label="another experiment: tiny sft s42 greedy", model="tiny", method="sft", suite="bundled", backend="cpu", n_samples=1)
+    store.add_results(run, [{"task_id": "L1_0", "sample": 0, "level": 1, "family": "elementwise", "split": "in_distribution",
+                             "status": "compile_error", "compiled": False, "correct": False, "message": "error: x", "error_line": 3}])
+    state = State(out / "state.json")
+    state.units[unit.key] = UnitState(status="done", job=run, run_id=run)
+    kept = collect(units, state, committed_candidates(out), config.name)
+    assert len(kept) == 1 and bool(kept.iloc[0]["correct"])  # the committed row, not the stranger's run
+    assert not collect(units, state, committed_candidates(out), "").iloc[0]["correct"]  # by id alone: the stranger's
+    with store.store.connect() as db:  # the same run, now carrying the unit's own label, counts
+        db.execute("UPDATE eval_runs SET label = ? WHERE id = ?", (unit_label(config.name, unit), run))
+    assert not collect(units, state, committed_candidates(out), config.name).iloc[0]["correct"]
+
+    job_store = jobs.JobStore()
+    job_id = job_store.create("train", "sft", "tiny", "tiny")
+    created = job_store.get(job_id).created
+    assert _own_job(job_store, UnitState(job=job_id, job_created=created)).id == job_id
+    assert _own_job(job_store, UnitState(job=job_id)).id == job_id  # a state from before job_created trusts the id
+    assert _own_job(job_store, UnitState(job=job_id, job_created=created - 3600)) is None
+    assert _own_job(job_store, UnitState(job=job_id + 1)) is None
+
+
 def test_candidate_rows_leave_out_runs_of_other_experiments():
     frame = pd.DataFrame([{"run_id": r, "task_id": "t", "sample": 0, "level": 1, "family": "", "split": "", "status": "correct",
                            "compiled": True, "correct": True, "message": "", "error_line": None, "model": "x", "method": "y"} for r in (1, 2)])
@@ -372,7 +410,7 @@ def test_fine_tunes_queue_one_at_a_time_so_evaluations_come_first(tmp_path, monk
 
     def submit(cfg):  # noqa: ANN001
         job = SimpleNamespace(id=len(book) + 1, status="queued", kind="train" if hasattr(cfg, "lora_r") else "eval",
-                              result={}, started=None, finished=None, error="")
+                              result={}, created=1000.0 + len(book), started=None, finished=None, error="")
         book[job.id] = job
         return job
 

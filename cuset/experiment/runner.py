@@ -86,6 +86,7 @@ class UnitState:
 
     status: str = PENDING
     job: int | None = None
+    job_created: float | None = None  # the job's creation time: tells it from another job given its id in a replaced workspace
     attempts: int = 0
     run_id: int | None = None
     error: str = ""
@@ -131,8 +132,13 @@ def unit_config(config: ExperimentConfig, unit: Unit, state: State) -> Any:
     model = unit.model if unit.method == BASE else f"job:{state.units[unit.needs].job}"
     cfg = config.evaluation.eval_values(unit.mode, model, unit.seed)
     cfg.method = unit.method
-    cfg.label = f"{config.name}: {unit.model} {unit.method} s{unit.seed} {unit.mode}"
+    cfg.label = unit_label(config.name, unit)
     return cfg
+
+
+def unit_label(name: str, unit: Unit) -> str:
+    """The label an evaluation unit's run carries in the result store (unique per experiment and unit)."""
+    return f"{name}: {unit.model} {unit.method} s{unit.seed} {unit.mode}"
 
 
 # TrainConfig fields that change how a fine-tune runs, not the model it makes
@@ -174,7 +180,7 @@ def adopt(config: ExperimentConfig, units: list[Unit], state: State, unit_key: s
     differ = config_differences(path, unit_config(config, unit, state))
     if differ:
         raise ValueError(f"{config.name}: job {job_id} is not {unit_key}'s fine-tune: " + "; ".join(differ))
-    us.job, us.attempts, us.status, us.started = job_id, 1, ACTIVE, job.started or time.time()
+    us.job, us.job_created, us.attempts, us.status, us.started = job_id, job.created, 1, ACTIVE, job.started or time.time()
     state.save()
     return f"{unit_key}: job {job_id} adopted ({job.status}); its config matches the unit's"
 
@@ -228,11 +234,10 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
         us = state.of(unit)
         if us.status in (DONE, FAILED) or us.job is None:
             continue
-        try:
-            job = store.get(us.job)
-        except jobs.JobError:  # the workspace was replaced: start the unit again
+        job = _own_job(store, us)
+        if job is None:  # the workspace was replaced: start the unit again
             events.append(f"{unit.key}: job {us.job} is not in this workspace; submitting again")
-            us.job, us.status = None, PENDING
+            us.job, us.job_created, us.status = None, None, PENDING
             continue
         event = _settle(unit, us, job, config)
         if event:
@@ -240,8 +245,8 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
     # Then submissions. One fine-tune is in flight (queued or running) at a time, and evaluations
     # go first, so the evaluations of a finished fine-tune join the queue (which runs in job id
     # order) before the next fine-tune does.
-    train_queued = any(u.kind == "train" and state.of(u).job is not None and state.of(u).status == ACTIVE
-                       and _job_status(store, state.of(u).job) in ("queued", "starting", "running") for u in units)
+    train_queued = any(u.kind == "train" and state.of(u).status == ACTIVE and (job := _own_job(store, state.of(u))) is not None
+                       and job.status in ("queued", "starting", "running") for u in units)
     for unit in sorted(units, key=lambda u: u.kind == "train"):
         us = state.of(unit)
         if us.status in (DONE, FAILED) or us.job is not None:
@@ -251,9 +256,9 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
             continue
         if unit.needs:
             need = state.units.get(unit.needs)
-            if need is not None and need.status == DONE and need.job is not None and not _job_exists(store, need.job):
+            if need is not None and need.status == DONE and need.job is not None and _own_job(store, need) is None:
                 events.append(f"{unit.needs}: its job {need.job} is not in this workspace (its model with it); training again")
-                need.status, need.job, need.attempts = PENDING, None, 0
+                need.status, need.job, need.job_created, need.attempts = PENDING, None, None, 0
                 continue
             if need is None or need.status != DONE:
                 us.status = FAILED if need is not None and need.status == FAILED else WAITING
@@ -263,7 +268,7 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
         cfg = unit_config(config, unit, state)
         job = jobs.submit(cfg) if unit.kind == "train" else submit_evaluation(cfg)
         train_queued = train_queued or unit.kind == "train"
-        us.job, us.attempts, us.status, us.started = job.id, 1, ACTIVE, time.time()
+        us.job, us.job_created, us.attempts, us.status, us.started = job.id, job.created, 1, ACTIVE, time.time()
         events.append(f"{unit.key}: submitted as job {job.id}")
         state.save()
     state.save()
@@ -281,18 +286,22 @@ def _generation_of(run_id: int | None) -> dict[str, Any]:
     return summary.get("generation", {}) if isinstance(summary, dict) else {}
 
 
-def _job_status(store: Any, job_id: int) -> str:
-    """The job's status, or '' when this workspace's store has no such job."""
+def _own_job(store: Any, us: UnitState) -> Any:
+    """The unit's job from this workspace's store, or None when the store has no job of that id,
+    or has one created at another time (a replaced workspace numbers its jobs from 1 again, so an
+    id alone can name another experiment's job). States written before job_created was kept
+    trust the id."""
     from cuset import jobs
 
+    if us.job is None:
+        return None
     try:
-        return store.get(job_id).status
+        job = store.get(us.job)
     except jobs.JobError:
-        return ""
-
-
-def _job_exists(store: Any, job_id: int) -> bool:
-    return bool(_job_status(store, job_id))
+        return None
+    if us.job_created is not None and abs(job.created - us.job_created) > 1e-3:
+        return None
+    return job
 
 
 @dataclass
@@ -333,8 +342,7 @@ def progress_of(config: ExperimentConfig, units: list[Unit], state: State) -> Pr
             done += 1
         elif us.status == FAILED:
             failed += 1
-        elif us.job is not None and _job_exists(store, us.job):
-            job = store.get(us.job)
+        elif (job := _own_job(store, us)) is not None:
             active.append(f"{unit.key} (job {job.id}: {job.status}, {job.phase})")
             eta += job.eta_s if job.status == "running" and job.eta_s is not None else per_unit[unit.estimate_key]
         else:
@@ -342,10 +350,12 @@ def progress_of(config: ExperimentConfig, units: list[Unit], state: State) -> Pr
     return Progress(done, failed, len(units), eta, active)
 
 
-def collect(units: list[Unit], state: State, committed: Any = None) -> Any:
+def collect(units: list[Unit], state: State, committed: Any = None, name: str = "") -> Any:
     """The candidates table of every finished evaluation unit: from the result store, or, for a
     unit whose run is not in this workspace's store (a fresh clone, a replaced machine), from
-    the rows the results folder already holds (`committed`, its candidates.csv)."""
+    the rows the results folder already holds (`committed`, its candidates.csv). With the
+    experiment's `name`, a stored run counts only if it carries the unit's label: a replaced
+    workspace numbers its runs from 1 again, so an id alone can name another unit's run."""
     import pandas as pd
 
     from cuset.evaluate.results import ResultStore
@@ -354,6 +364,9 @@ def collect(units: list[Unit], state: State, committed: Any = None) -> Any:
     done = [u for u in units if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE]
     runs = {state.units[u.key].run_id: u.run_info for u in done if state.units[u.key].run_id is not None}
     frame = ResultStore().frame(list(runs)) if runs else None
+    if name and frame is not None and not frame.empty:
+        labels = {state.units[u.key].run_id: unit_label(name, u) for u in done}
+        frame = frame[frame["run_id"].map(labels) == frame["label"]]
     fresh = candidate_rows(frame if frame is not None else pd.DataFrame(), runs)
     if committed is None or committed.empty:
         return fresh
@@ -435,7 +448,7 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
     minutes = {u.key: round((state.units[u.key].finished - state.units[u.key].started) / 60, 1) for u in units
                if u.key in state.units and state.units[u.key].finished and state.units[u.key].started}
     generation = {u.key: state.units[u.key].generation for u in units if u.key in state.units and state.units[u.key].generation}
-    return write_results(out, collect(units, state, committed_candidates(out)), {"experiment": config.name, "units": len(units), "done": progress.done,
+    return write_results(out, collect(units, state, committed_candidates(out), config.name), {"experiment": config.name, "units": len(units), "done": progress.done,
                                                        "failed": failed, "unit_minutes": minutes, "generation": generation})
 
 
