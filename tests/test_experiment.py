@@ -315,6 +315,27 @@ def test_a_replaced_workspace_does_not_lend_its_ids_to_committed_units(tmp_path,
     assert _own_job(job_store, UnitState(job=job_id + 1)) is None
 
 
+def test_configs_of_units_done_elsewhere_stay_as_committed(tmp_path, monkeypatch):
+    """In a fresh workspace a done unit's job folder is gone: its committed config stays; a
+    fine-tune not yet run gets the resolved config it will submit."""
+    from cuset.experiment.runner import write_configs
+    from cuset.train.config import TrainConfig
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh-ws"))
+    config = ExperimentConfig.from_dict(TINY)
+    units = plan(config)
+    out = tmp_path / "out"
+    committed = out / "configs" / "train_tiny_sft_s42.yaml"
+    committed.parent.mkdir(parents=True)
+    committed.write_text("what the job ran: kept\n")
+    state = State(out / "state.json")
+    state.units["train/tiny/sft/s42"] = UnitState(status="done", job=3, job_created=1.0)
+    write_configs(config, units, state, out)
+    assert committed.read_text() == "what the job ran: kept\n"
+    pending = TrainConfig.load(out / "configs" / "train_tiny_cuset_s42.yaml")
+    assert pending.method == "cuset" and pending.objective  # resolved: the objective's values, not ''
+
+
 def test_candidate_rows_leave_out_runs_of_other_experiments():
     frame = pd.DataFrame([{"run_id": r, "task_id": "t", "sample": 0, "level": 1, "family": "", "split": "", "status": "correct",
                            "compiled": True, "correct": True, "message": "", "error_line": None, "model": "x", "method": "y"} for r in (1, 2)])

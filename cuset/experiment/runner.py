@@ -391,19 +391,26 @@ def committed_candidates(out: Path) -> Any:
 
 def write_configs(config: ExperimentConfig, units: list[Unit], state: State, out_dir: Path) -> list[Path]:
     """experiment.yaml (the validated config) and configs/<unit>.yaml: the resolved config
-    each job ran (copied from its job folder) or, before it ran, the one it will submit."""
+    each job ran (copied from its job folder), the committed one of a unit done in another
+    workspace, or, before it ran, the one it will submit."""
+    from cuset import jobs
     from cuset.jobs import job_folder
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [config.save(out_dir / "experiment.yaml")]
+    store = jobs.JobStore()
     for unit in units:
         us = state.units.get(unit.key)
         target = out_dir / "configs" / (unit.key.replace("/", "_") + ".yaml")
         target.parent.mkdir(parents=True, exist_ok=True)
-        source = job_folder(us.job) / "config.yaml" if us and us.job is not None else None
+        source = job_folder(us.job) / "config.yaml" if us and _own_job(store, us) is not None else None
         if source is not None and source.is_file():
             target.write_text(source.read_text())
-        elif unit.kind == "train" or (unit.method == BASE):
+        elif us and us.status == DONE and target.is_file():
+            pass  # done in a workspace not here: what its job ran stays as committed
+        elif unit.kind == "train":
+            unit_config(config, unit, state).resolved().save(target)
+        elif unit.method == BASE:
             unit_config(config, unit, state).save(target)
         else:
             continue  # an evaluation of a fine-tune not yet submitted names no job yet
