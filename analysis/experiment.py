@@ -7,6 +7,8 @@
                                                           # a fine-tune run by hand stands for that unit
                                                           # (only when its config is the unit's)
     python -m analysis.experiment --list
+    python -m analysis.experiment cpu-coder --allow-slow-bf16
+                                                          # start even where its bfloat16 is slow here
 
 Fine-tunes and evaluations run as background jobs (cuset.jobs): Ctrl-C stops this command,
 not them, and the next start continues where things are. The logic is cuset.experiment's.
@@ -37,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="", help="results folder (default analysis/results/NAME)")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between checks of the jobs")
     parser.add_argument("--list", action="store_true", help="list the shipped experiments")
+    parser.add_argument("--allow-slow-bf16", action="store_true",
+                        help="start even where the recipe's bfloat16 has no fast hardware here (refused by default, naming the units)")
     parser.add_argument("--adopt", metavar="UNIT=JOB", help="let fine-tune job JOB (run by hand) stand for train unit UNIT; refused unless its config is the unit's")
     args = parser.parse_args(argv)
     if args.list or not args.name:
@@ -63,11 +67,13 @@ def main(argv: list[str] | None = None) -> int:
         for path in write_results_only(config, out):
             print(path)
         return 0
-    return _follow(config, out, args.poll, run_experiment)
+    return _follow(config, out, args.poll, run_experiment, args.allow_slow_bf16)
 
 
-def _follow(config, out: Path, poll: float, run) -> int:  # noqa: ANN001 - thin CLI glue
+def _follow(config, out: Path, poll: float, run, allow_slow_bf16: bool = False) -> int:  # noqa: ANN001 - thin CLI glue
     from tqdm import tqdm
+
+    from cuset.experiment.runner import SlowHardwareError
 
     bar = tqdm(total=0, desc=config.name, unit="unit", file=sys.stderr, dynamic_ncols=True)
 
@@ -82,7 +88,11 @@ def _follow(config, out: Path, poll: float, run) -> int:  # noqa: ANN001 - thin 
         bar.refresh()
 
     try:
-        progress = run(config, out, poll_s=poll, on_progress=on_progress)
+        progress = run(config, out, poll_s=poll, on_progress=on_progress, allow_slow_bf16=allow_slow_bf16)
+    except SlowHardwareError as exc:
+        bar.close()
+        print(f"analysis.experiment: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         bar.close()
         print(f"\nstopped following {config.name}; its jobs keep running (`cuset jobs list`); rerun to continue and write the results",

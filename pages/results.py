@@ -9,9 +9,11 @@ from cuset.evaluate.evidence import candidate_heatmap
 from cuset.evaluate.metrics import pass_at_k_table, summarise
 from cuset.evaluate.results import ResultStore, results_csv
 from cuset.experiment import RESULTS_DIR, list_experiments, load_experiment, read_results
-from cuset.experiment.background import following, log_tail, start, units_table
+from cuset.experiment.background import following, log_tail, slow_units, start, units_table
+from cuset.experiment.runner import SlowHardwareError
 from cuset.failures import run_failures
 from cuset.figures.experiment import experiment_figure
+from cuset.models import BF16_SLOW_NOTE
 from cuset.overview import job_rows, local_time, run_model, run_names
 from pages.common import follow, job_table, sidebar
 
@@ -102,10 +104,16 @@ if names_x:
     else:
         running_pid = following(exp_name)
         label = "Running in the background" if running_pid else ("Finished: rerun to rewrite results" if exp_progress.finished else "Start / resume in the background")
+        slow = [] if running_pid else slow_units(exp_name)
+        allow_slow = False
+        if slow:
+            st.warning(f"{len(slow)} unit(s) left compute in bfloat16 (the recipe's dtype), and {BF16_SLOW_NOTE}.")
+            allow_slow = st.checkbox("Start anyway (units may take many times their estimate)", key="ex_allow_slow")
         if go_x.button(label, key="ex_start", disabled=bool(running_pid)):
             try:
-                st.success(f"Started `python -m analysis.experiment {exp_name}` (process {start(exp_name)}): its jobs show on the Fine-tunes page and above.")
-            except ValueError as exc:
+                pid = start(exp_name, allow_slow_bf16=allow_slow)
+                st.success(f"Started `python -m analysis.experiment {exp_name}` (process {pid}): its jobs show on the Fine-tunes page and above.")
+            except (ValueError, SlowHardwareError) as exc:
                 st.error(str(exc))
         st.caption(exp.description)
         hours, rest = divmod(int(exp_progress.eta_s), 3600)

@@ -393,6 +393,47 @@ def test_the_main_figure_and_table_come_from_the_results_files_alone(tmp_path):
     assert texts == [" p=0.5", "only sft so far:\nnothing to pair"]  # exp-a's sign test, then exp-b's note
 
 
+def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypatch, capsys):
+    """cpu-coder trains under bf16 autocast and generates in bfloat16: on a CPU without
+    avx512_bf16/AMX that crawls, so nothing is submitted; units done, or a machine with fast
+    bfloat16, or --allow-slow-bf16, let it go on. The dtypes are never swapped silently."""
+    import analysis.experiment as cli
+    from cuset import jobs
+    from cuset.experiment import background, runner
+    from cuset.experiment.runner import SlowHardwareError, check_hardware, slow_bf16_units
+    from cuset.train import config as train_config
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    monkeypatch.setattr(train_config, "bf16_supported", lambda: False)
+    config = load_experiment("cpu-coder")
+    units = plan(config)
+    state = State(tmp_path / "state.json")
+    slow = slow_bf16_units(config, units, state)
+    assert "train/coder-0.5b/cuset/s42: trains under bf16 autocast" in slow
+    assert "eval/coder-0.5b/base/s42/greedy: generates in bfloat16" in slow  # dtype auto: the Qwen coders' own bfloat16
+    assert len(slow) == len(units)
+    for unit in units:
+        state.units[unit.key] = UnitState(status="done")
+    assert slow_bf16_units(config, units, state) == []  # nothing left to run
+    check_hardware(config, units, state)
+    tiny = ExperimentConfig.from_dict(TINY)  # float32 throughout (the tiny preset leaves bf16 to the machine)
+    assert slow_bf16_units(tiny, plan(tiny), State(tmp_path / "t.json")) == []
+
+    monkeypatch.setattr(jobs, "submit", lambda cfg: pytest.fail("submitted on a machine without fast bfloat16"))
+    with pytest.raises(SlowHardwareError, match=rf"cpu-coder: {len(units)} unit\(s\) left compute in bfloat16.*--allow-slow-bf16"):
+        runner.run_experiment(config, tmp_path / "out", wait=False)
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+    assert cli.main(["cpu-coder", "--out", str(tmp_path / "out")]) == 2
+    assert "avx512_bf16" in capsys.readouterr().err
+    assert any(line.startswith("refused here unless --allow-slow-bf16") for line in runner.dry_run(config, tmp_path / "out"))
+    monkeypatch.setattr(background, "following", lambda name: None)
+    with pytest.raises(SlowHardwareError):
+        background.start("cpu-coder")
+
+    monkeypatch.setattr(train_config, "bf16_supported", lambda: True)
+    assert slow_bf16_units(config, units, State(tmp_path / "s.json")) == []
+
+
 def test_a_background_follower_is_seen_and_not_started_twice(tmp_path, monkeypatch):
     import subprocess
     import sys

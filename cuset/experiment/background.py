@@ -43,18 +43,33 @@ def following(name: str) -> int | None:
     return None
 
 
-def start(name: str) -> int:
+def start(name: str, allow_slow_bf16: bool = False) -> int:
     """Start following experiment `name` in a detached process; returns its pid. A ValueError
-    when the experiment does not load or is already being followed."""
-    load_experiment(name)  # a bad YAML fails here, with its message, not in a background log
+    when the experiment does not load or is already being followed; a SlowHardwareError (unless
+    allow_slow_bf16) when units left compute in bfloat16 and this machine has no fast bfloat16."""
+    from cuset.experiment.runner import State, check_hardware, plan
+
+    config = load_experiment(name)  # a bad YAML fails here, with its message, not in a background log
     running = following(name)
     if running:
         raise ValueError(f"experiment {name} is already running (process {running}); its progress shows here.")
+    if not allow_slow_bf16:
+        check_hardware(config, plan(config), State.load(RESULTS_DIR / config.name / "state.json"))
     log_file = _log(name)
+    argv = [sys.executable, "-m", "analysis.experiment", name] + (["--allow-slow-bf16"] if allow_slow_bf16 else [])
     with open(log_file, "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "analysis.experiment", name], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True, env={**os.environ})
     return proc.pid
+
+
+def slow_units(name: str) -> list[str]:
+    """The units left of experiment `name` that compute in bfloat16 where it is slow here
+    (cuset.experiment.runner.slow_bf16_units); [] when none."""
+    from cuset.experiment.runner import State, plan, slow_bf16_units
+
+    config = load_experiment(name)
+    return slow_bf16_units(config, plan(config), State.load(RESULTS_DIR / config.name / "state.json"))
 
 
 def log_tail(name: str, lines: int = 20) -> str:

@@ -418,16 +418,63 @@ def write_configs(config: ExperimentConfig, units: list[Unit], state: State, out
     return paths
 
 
+class SlowHardwareError(RuntimeError):
+    """The experiment's recipe computes in bfloat16 and this machine has no fast bfloat16."""
+
+
+def slow_bf16_units(config: ExperimentConfig, units: list[Unit], state: State) -> list[str]:
+    """The units still to run whose recipe computes in bfloat16 (a fine-tune under bf16 autocast,
+    generation in bfloat16) on a machine without fast bfloat16, as 'unit: what'; [] where
+    bfloat16 is fast (cuset.train.bf16_supported) or nothing of it is left. The dtypes are part
+    of the recipe and stay as the experiment says (its finished units ran in them), so a
+    machine where they crawl is reported before anything is submitted, not silently swapped."""
+    from cuset.models import default_score_dtype
+    from cuset.train.config import bf16_supported
+
+    if bf16_supported():
+        return []
+    slow = []
+    for unit in units:
+        us = state.units.get(unit.key)
+        if us is not None and us.status in (DONE, FAILED):
+            continue
+        if unit.kind == "train":
+            if config.train_config(unit.model, unit.method, unit.seed).resolved().bf16:
+                slow.append(f"{unit.key}: trains under bf16 autocast")
+            continue
+        dtype = config.evaluation.eval_values(unit.mode, unit.model, unit.seed).dtype
+        if (default_score_dtype(unit.model) if dtype == "auto" else dtype) == "bfloat16":
+            slow.append(f"{unit.key}: generates in bfloat16")
+    return slow
+
+
+def check_hardware(config: ExperimentConfig, units: list[Unit], state: State) -> None:
+    """Raise SlowHardwareError naming the units slow_bf16_units finds (see there)."""
+    from cuset.models import BF16_SLOW_NOTE
+
+    slow = slow_bf16_units(config, units, state)
+    if slow:
+        raise SlowHardwareError(
+            f"{config.name}: {len(slow)} unit(s) left compute in bfloat16 ({'; '.join(slow[:4])}{'; ...' if len(slow) > 4 else ''}), "
+            f"but {BF16_SLOW_NOTE}. Run it on a machine with AMX/avx512_bf16 or a GPU, or start it anyway with --allow-slow-bf16 "
+            "(the dtypes stay the recipe's; a unit may then take many times its estimate).")
+
+
 def run_experiment(config: ExperimentConfig, out_dir: str | Path, poll_s: float = 10.0,
-                   on_progress: Callable[[Progress, list[str]], None] | None = None, wait: bool = True) -> Progress:
+                   on_progress: Callable[[Progress, list[str]], None] | None = None, wait: bool = True,
+                   allow_slow_bf16: bool = False) -> Progress:
     """Advance the experiment until every unit is done or failed (or once, with wait=False),
-    then write its results folder; returns the final progress."""
+    then write its results folder; returns the final progress. Raises SlowHardwareError before
+    submitting anything where units left compute in bfloat16 and it is slow here (check_hardware),
+    unless allow_slow_bf16."""
     from cuset import jobs
     from cuset.workspace import workspace_dir
 
     out = Path(out_dir)
     units = plan(config)
     state = State.load(out / "state.json")
+    if not allow_slow_bf16:
+        check_hardware(config, units, state)
     state.workspace = str(workspace_dir().resolve())
     write_configs(config, units, state, out)
     while True:
@@ -514,4 +561,9 @@ def dry_run(config: ExperimentConfig, out_dir: str | Path) -> list[str]:
                  f"{prior['sampled_min']:g} per sampled evaluation pass; the run replaces these with measured times as units finish)")
     if os.environ.get("CUSET_MAX_JOBS", "1") != "1":
         lines.append(f"note: CUSET_MAX_JOBS={os.environ['CUSET_MAX_JOBS']}: jobs run side by side and share the cores")
+    slow = slow_bf16_units(config, units, state)
+    if slow:
+        from cuset.models import BF16_SLOW_NOTE
+
+        lines.append(f"refused here unless --allow-slow-bf16: {len(slow)} unit(s) left compute in bfloat16 and {BF16_SLOW_NOTE}")
     return lines

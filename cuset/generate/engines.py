@@ -14,6 +14,7 @@ temperature > 0 the `RowSampler` logits processor draws each row's token with th
 from __future__ import annotations
 
 import importlib.util
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -313,4 +314,10 @@ def make_engine(config: GenerateConfig, source: ModelSource | None = None) -> En
     dtype = resolve_dtype(config.dtype, source)
     if pick_engine(config.engine) == "vllm":
         return VLLMEngine(source, dtype)
-    return TransformersEngine.load(source, dtype, pick_device(config.device))
+    from cuset.models import slow_bf16_note
+
+    device = pick_device(config.device)
+    slow = slow_bf16_note(dtype, device)
+    if slow:
+        print(f"cuset: generating in bfloat16 (dtype {config.dtype}), but {slow}; dtype float32 is faster here", file=sys.stderr)
+    return TransformersEngine.load(source, dtype, device)

@@ -248,6 +248,8 @@ class FineTune:
         import torch
         from transformers import AutoModelForCausalLM, set_seed
 
+        from cuset.models import slow_bf16_note
+
         set_seed(self.config.seed)
         model = AutoModelForCausalLM.from_pretrained(self.resolved.source, dtype=torch.float32)
         model.config.use_cache = False
@@ -259,6 +261,9 @@ class FineTune:
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         total = sum(p.numel() for p in model.parameters())
         self.log(f"model: {self.config.model} ({total / 1e6:.1f} M parameters, {trainable / 1e6:.2f} M trained), bf16 {self.config.bf16}")
+        slow = slow_bf16_note("bfloat16", "cuda" if torch.cuda.is_available() else "cpu") if self.config.bf16 else ""
+        if slow:
+            self.log(f"warning: bf16 autocast as configured, but {slow}; bf16: false trains in float32 (another recipe)")
         self.model = model
 
     def _setup_trainer(self) -> None:

@@ -83,3 +83,21 @@ def test_reply_counter_reports_replies_as_they_end_and_stops_nothing():
         ids = torch.cat([ids, torch.tensor(step)[:, None]], dim=1)
         assert not counter(ids, None).any()
     assert seen == [(5, 10), (7, 10)]  # row 0 ended at step 2; rows 1 and 2 at step 4; row 0's later 5 changes nothing
+
+
+def test_bfloat16_where_it_is_slow_is_said_not_swapped(monkeypatch, capsys):
+    """A dtype is part of a recipe: on a CPU without fast bfloat16 the engine still loads in
+    bfloat16, and says on stderr what that costs and what would be faster."""
+    from cuset import models
+    from cuset.train import config as train_config
+
+    monkeypatch.setattr(train_config, "bf16_supported", lambda: False)
+    assert "avx512_bf16" in models.slow_bf16_note("bfloat16", "cpu")
+    assert models.slow_bf16_note("float32", "cpu") == "" and models.slow_bf16_note("bfloat16", "cuda:0") == ""
+    engine = make_engine(GenerateConfig(model="tiny", dtype="bfloat16", device="cpu"))
+    assert next(engine.model.parameters()).dtype == torch.bfloat16
+    assert "generating in bfloat16 (dtype bfloat16), but this machine has no fast bfloat16" in capsys.readouterr().err
+    make_engine(GenerateConfig(model="tiny", dtype="float32", device="cpu"))
+    assert "bfloat16" not in capsys.readouterr().err
+    monkeypatch.setattr(train_config, "bf16_supported", lambda: True)
+    assert models.slow_bf16_note("bfloat16", "cpu") == ""
