@@ -198,20 +198,25 @@ def display_name(name: str) -> str:
     return spec.title if spec else name
 
 
-BF16_SLOW_NOTE = ("this machine has no fast bfloat16 (no CUDA GPU; no avx512_bf16 or amx_bf16 in /proc/cpuinfo), where torch "
-                  "emulates it: measured on a 2-core AVX2 EPYC, a 1024x1024 matmul 0.8 vs 47 GFLOP/s in float32 (60x slower) and "
-                  "a coder-0.5b forward over 256 tokens 4.3x slower")
+BF16_SLOW_NOTE = ("this machine has no fast bfloat16 where the work runs (a CPU without avx512_bf16 or amx_bf16 in "
+                  "/proc/cpuinfo, or a GPU without bfloat16), so torch emulates it: measured on a 2-core AVX2 EPYC, a "
+                  "1024x1024 matmul 0.8 vs 47 GFLOP/s in float32 (60x slower) and a coder-0.5b forward over 256 tokens 4.3x slower")
 
 
 def slow_bf16_note(dtype: str, device: str = "cpu") -> str:
-    """BF16_SLOW_NOTE when `dtype` is bfloat16 on a CPU without fast bfloat16
-    (cuset.train.bf16_supported), else '': a dtype is part of a recipe (scores, masks, an
-    experiment's pairing), so a slow one is said, not swapped."""
-    from cuset.train.config import bf16_supported
+    """BF16_SLOW_NOTE when `dtype` is bfloat16 and `device` ('cpu', 'cuda', 'cuda:N') has no
+    fast bfloat16 (cuset.train.config: cpu_bf16_fast, torch.cuda.is_bf16_supported), else '':
+    a dtype is part of a recipe (scores, masks, an experiment's pairing), so a slow one is
+    said, not swapped."""
+    from cuset.train.config import cpu_bf16_fast
 
-    if dtype != "bfloat16" or str(device).startswith("cuda") or bf16_supported():
+    if dtype != "bfloat16":
         return ""
-    return BF16_SLOW_NOTE
+    if str(device).startswith("cuda"):
+        import torch
+
+        return "" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else BF16_SLOW_NOTE
+    return "" if cpu_bf16_fast() else BF16_SLOW_NOTE
 
 
 def default_score_dtype(name: str | None = None) -> str:

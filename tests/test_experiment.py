@@ -277,14 +277,14 @@ def test_a_fresh_workspace_keeps_the_committed_rows_of_finished_evaluations(tmp_
     assert len(read_results(out)[0]) == 1
 
 
-def test_a_replaced_workspace_does_not_lend_its_ids_to_committed_units(tmp_path, monkeypatch):
+def test_a_replaced_workspace_does_not_lend_its_ids_to_committed_units(tmp_path, monkeypatch, capsys):
     """A fresh workspace numbers jobs and runs from 1 again: a committed unit's run 1 or an
     active unit's job 1 may now be someone else's. The run's label and the job's creation time
     tell them apart; the committed rows stand and the job counts as not in this workspace."""
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "new-ws"))
     from cuset import jobs
     from cuset.evaluate.results import ResultStore
-    from cuset.experiment.runner import _own_job, committed_candidates, unit_label
+    from cuset.experiment.runner import _own_job, committed_candidates, progress_of, unit_label, write_results_of
 
     config = ExperimentConfig.from_dict(TINY)
     units = plan(config)
@@ -302,6 +302,11 @@ def test_a_replaced_workspace_does_not_lend_its_ids_to_committed_units(tmp_path,
     kept = collect(units, state, committed_candidates(out), config.name)
     assert len(kept) == 1 and bool(kept.iloc[0]["correct"])  # the committed row, not the stranger's run
     assert not collect(units, state, committed_candidates(out), "").iloc[0]["correct"]  # by id alone: the stranger's
+    bare = State(tmp_path / "bare" / "state.json")  # no committed rows either: the unit is left out, and said so
+    bare.units[unit.key] = UnitState(status="done", job=run, run_id=run)
+    write_results_of(config, units, bare, tmp_path / "bare", progress_of(config, units, bare))
+    assert f"{unit.key} is done, but neither" in capsys.readouterr().err
+    assert json.loads((tmp_path / "bare" / "summary.json").read_text())["done_without_rows"] == [unit.key]
     with store.store.connect() as db:  # the same run, now carrying the unit's own label, counts
         db.execute("UPDATE eval_runs SET label = ? WHERE id = ?", (unit_label(config.name, unit), run))
     assert not collect(units, state, committed_candidates(out), config.name).iloc[0]["correct"]
@@ -310,7 +315,10 @@ def test_a_replaced_workspace_does_not_lend_its_ids_to_committed_units(tmp_path,
     job_id = job_store.create("train", "sft", "tiny", "tiny")
     created = job_store.get(job_id).created
     assert _own_job(job_store, UnitState(job=job_id, job_created=created)).id == job_id
-    assert _own_job(job_store, UnitState(job=job_id)).id == job_id  # a state from before job_created trusts the id
+    legacy = UnitState(job=job_id, started=created + 5)  # a state from before job_created: checked by time
+    assert _own_job(job_store, legacy).id == job_id and legacy.job_created == created
+    assert _own_job(job_store, UnitState(job=job_id, started=created - 3600)) is None  # the job is newer than the unit
+    assert _own_job(job_store, UnitState(job=job_id)) is None
     assert _own_job(job_store, UnitState(job=job_id, job_created=created - 3600)) is None
     assert _own_job(job_store, UnitState(job=job_id + 1)) is None
 
@@ -416,7 +424,7 @@ def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypat
         state.units[unit.key] = UnitState(status="done")
     assert slow_bf16_units(config, units, state) == []  # nothing left to run
     check_hardware(config, units, state)
-    tiny = ExperimentConfig.from_dict(TINY)  # float32 throughout (the tiny preset leaves bf16 to the machine)
+    tiny = ExperimentConfig.from_dict(TINY)  # float32 throughout (the tiny preset trains with bf16 false)
     assert slow_bf16_units(tiny, plan(tiny), State(tmp_path / "t.json")) == []
 
     monkeypatch.setattr(jobs, "submit", lambda cfg: pytest.fail("submitted on a machine without fast bfloat16"))
@@ -427,11 +435,22 @@ def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypat
     assert "avx512_bf16" in capsys.readouterr().err
     assert any(line.startswith("refused here unless --allow-slow-bf16") for line in runner.dry_run(config, tmp_path / "out"))
     monkeypatch.setattr(background, "following", lambda name: None)
+    monkeypatch.setattr(background, "RESULTS_DIR", tmp_path / "results")  # not the committed state.json
+    monkeypatch.setattr(background.subprocess, "Popen", lambda *a, **k: pytest.fail("a follower was started"))
     with pytest.raises(SlowHardwareError):
         background.start("cpu-coder")
 
+    fresh = State(tmp_path / "s.json")  # a unit whose own job already runs is followed, not refused
+    job_id = jobs.JobStore().create("train", "cuset", "cpu-coder", "coder-0.5b")
+    job = jobs.JobStore().get(job_id)
+    jobs.JobStore().update(job_id, status="running")
+    fresh.units["train/coder-0.5b/cuset/s42"] = UnitState(status="active", job=job_id, job_created=job.created, started=job.created)
+    assert not any(line.startswith("train/coder-0.5b/cuset/") for line in slow_bf16_units(config, units, fresh))
+    monkeypatch.setenv("CUSET_RAY_ADDRESS", "http://127.0.0.1:8265")  # the cluster computes, not this machine
+    assert slow_bf16_units(config, units, fresh) == []
+    monkeypatch.delenv("CUSET_RAY_ADDRESS")
     monkeypatch.setattr(train_config, "bf16_supported", lambda: True)
-    assert slow_bf16_units(config, units, State(tmp_path / "s.json")) == []
+    assert slow_bf16_units(config, units, fresh) == []
 
 
 def test_a_background_follower_is_seen_and_not_started_twice(tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -288,9 +289,11 @@ def _generation_of(run_id: int | None) -> dict[str, Any]:
 
 def _own_job(store: Any, us: UnitState) -> Any:
     """The unit's job from this workspace's store, or None when the store has no job of that id,
-    or has one created at another time (a replaced workspace numbers its jobs from 1 again, so an
-    id alone can name another experiment's job). States written before job_created was kept
-    trust the id."""
+    or has one that is not the unit's: a replaced workspace numbers its jobs from 1 again, so an
+    id alone can name another experiment's job. The unit's own job has the creation time the
+    state recorded; a state written before job_created was kept is checked by time instead (the
+    unit's job was created before the unit's recorded start, a job of a later workspace after
+    it), and the creation time is then recorded."""
     from cuset import jobs
 
     if us.job is None:
@@ -299,7 +302,11 @@ def _own_job(store: Any, us: UnitState) -> Any:
         job = store.get(us.job)
     except jobs.JobError:
         return None
-    if us.job_created is not None and abs(job.created - us.job_created) > 1e-3:
+    if us.job_created is None:
+        if us.started is None or job.created > us.started + 1.0:
+            return None
+        us.job_created = job.created
+    elif abs(job.created - us.job_created) > 1e-3:
         return None
     return job
 
@@ -427,16 +434,24 @@ def slow_bf16_units(config: ExperimentConfig, units: list[Unit], state: State) -
     generation in bfloat16) on a machine without fast bfloat16, as 'unit: what'; [] where
     bfloat16 is fast (cuset.train.bf16_supported) or nothing of it is left. The dtypes are part
     of the recipe and stay as the experiment says (its finished units ran in them), so a
-    machine where they crawl is reported before anything is submitted, not silently swapped."""
+    machine where they crawl is reported before anything is submitted, not silently swapped.
+    Not counted: units whose job is already queued or running (following them again costs
+    nothing), and everything when jobs go to a Ray cluster ($CUSET_RAY_ADDRESS: its machines,
+    not this one, compute). Scoring is not checked: a cuset fine-tune reads the shipped scores
+    of the bundled corpus (a `select:` or another data set scores in the model's default dtype)."""
+    from cuset import jobs
     from cuset.models import default_score_dtype
     from cuset.train.config import bf16_supported
 
-    if bf16_supported():
+    if bf16_supported() or os.environ.get("CUSET_RAY_ADDRESS"):
         return []
+    store = jobs.JobStore()
     slow = []
     for unit in units:
         us = state.units.get(unit.key)
         if us is not None and us.status in (DONE, FAILED):
+            continue
+        if us is not None and (job := _own_job(store, us)) is not None and job.status in ("queued", "starting", "running"):
             continue
         if unit.kind == "train":
             if config.train_config(unit.model, unit.method, unit.seed).resolved().bf16:
@@ -502,8 +517,22 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
     minutes = {u.key: round((state.units[u.key].finished - state.units[u.key].started) / 60, 1) for u in units
                if u.key in state.units and state.units[u.key].finished and state.units[u.key].started}
     generation = {u.key: state.units[u.key].generation for u in units if u.key in state.units and state.units[u.key].generation}
-    return write_results(out, collect(units, state, committed_candidates(out), config.name), {"experiment": config.name, "units": len(units), "done": progress.done,
-                                                       "failed": failed, "unit_minutes": minutes, "generation": generation})
+    candidates = collect(units, state, committed_candidates(out), config.name)
+    missing = missing_rows(units, state, candidates)
+    for unit in missing:
+        print(f"{config.name}: {unit.key} is done, but neither this workspace's result store (a run labelled "
+              f"{unit_label(config.name, unit)!r}) nor {out / 'candidates.csv'} holds its rows; it is left out of the results",
+              file=sys.stderr)
+    return write_results(out, candidates, {"experiment": config.name, "units": len(units), "done": progress.done, "failed": failed,
+                                           "unit_minutes": minutes, "generation": generation,
+                                           "done_without_rows": [u.key for u in missing]})
+
+
+def missing_rows(units: list[Unit], state: State, candidates: Any) -> list[Unit]:
+    """The done evaluation units of which `candidates` has no row."""
+    have = set(candidates[["model", "method", "seed", "mode"]].astype(str).itertuples(index=False, name=None)) if len(candidates) else set()
+    return [u for u in units if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE
+            and (u.model, u.method, str(u.seed), u.mode) not in have]
 
 
 def adopt_job(config: ExperimentConfig, out_dir: str | Path, unit_key: str, job_id: int) -> str:

@@ -91,13 +91,14 @@ def test_bfloat16_where_it_is_slow_is_said_not_swapped(monkeypatch, capsys):
     from cuset import models
     from cuset.train import config as train_config
 
-    monkeypatch.setattr(train_config, "bf16_supported", lambda: False)
+    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
     assert "avx512_bf16" in models.slow_bf16_note("bfloat16", "cpu")
-    assert models.slow_bf16_note("float32", "cpu") == "" and models.slow_bf16_note("bfloat16", "cuda:0") == ""
+    assert models.slow_bf16_note("float32", "cpu") == ""
+    assert bool(models.slow_bf16_note("bfloat16", "cuda:0")) == (not (torch.cuda.is_available() and torch.cuda.is_bf16_supported()))
     engine = make_engine(GenerateConfig(model="tiny", dtype="bfloat16", device="cpu"))
     assert next(engine.model.parameters()).dtype == torch.bfloat16
     assert "generating in bfloat16 (dtype bfloat16), but this machine has no fast bfloat16" in capsys.readouterr().err
     make_engine(GenerateConfig(model="tiny", dtype="float32", device="cpu"))
     assert "bfloat16" not in capsys.readouterr().err
-    monkeypatch.setattr(train_config, "bf16_supported", lambda: True)
+    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: True)
     assert models.slow_bf16_note("bfloat16", "cpu") == ""
