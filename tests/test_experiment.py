@@ -409,10 +409,12 @@ def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypat
     from cuset import jobs
     from cuset.experiment import background, runner
     from cuset.experiment.runner import SlowHardwareError, check_hardware, slow_bf16_units
+    from cuset.generate import source as generate_source
     from cuset.train import config as train_config
 
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
-    monkeypatch.setattr(train_config, "bf16_supported", lambda: False)
+    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.setattr(generate_source, "pick_device", lambda device="auto": "cpu")  # jobs on this CPU, GPU or not
     config = load_experiment("cpu-coder")
     units = plan(config)
     state = State(tmp_path / "state.json")
@@ -449,7 +451,7 @@ def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypat
     monkeypatch.setenv("CUSET_RAY_ADDRESS", "http://127.0.0.1:8265")  # the cluster computes, not this machine
     assert slow_bf16_units(config, units, fresh) == []
     monkeypatch.delenv("CUSET_RAY_ADDRESS")
-    monkeypatch.setattr(train_config, "bf16_supported", lambda: True)
+    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: True)
     assert slow_bf16_units(config, units, fresh) == []
 
 

@@ -432,7 +432,7 @@ class SlowHardwareError(RuntimeError):
 def slow_bf16_units(config: ExperimentConfig, units: list[Unit], state: State) -> list[str]:
     """The units still to run whose recipe computes in bfloat16 (a fine-tune under bf16 autocast,
     generation in bfloat16) on a machine without fast bfloat16, as 'unit: what'; [] where
-    bfloat16 is fast (cuset.train.bf16_supported) or nothing of it is left. The dtypes are part
+    bfloat16 is fast on the device jobs use (cuset.models.slow_bf16_note) or nothing of it is left. The dtypes are part
     of the recipe and stay as the experiment says (its finished units ran in them), so a
     machine where they crawl is reported before anything is submitted, not silently swapped.
     Not counted: units whose job is already queued or running (following them again costs
@@ -440,10 +440,10 @@ def slow_bf16_units(config: ExperimentConfig, units: list[Unit], state: State) -
     not this one, compute). Scoring is not checked: a cuset fine-tune reads the shipped scores
     of the bundled corpus (a `select:` or another data set scores in the model's default dtype)."""
     from cuset import jobs
-    from cuset.models import default_score_dtype
-    from cuset.train.config import bf16_supported
+    from cuset.generate.source import pick_device
+    from cuset.models import default_score_dtype, slow_bf16_note
 
-    if bf16_supported() or os.environ.get("CUSET_RAY_ADDRESS"):
+    if os.environ.get("CUSET_RAY_ADDRESS") or not slow_bf16_note("bfloat16", pick_device("auto")):
         return []
     store = jobs.JobStore()
     slow = []
