@@ -198,18 +198,20 @@ def display_name(name: str) -> str:
     return spec.title if spec else name
 
 
-BF16_SLOW_NOTE = ("this machine has no fast bfloat16 where the work runs (a CPU without avx512_bf16 or amx_bf16 in "
-                  "/proc/cpuinfo, or a GPU without bfloat16), so torch emulates it: measured on a 2-core AVX2 EPYC, coder-0.5b "
-                  "scoring 5.8x slower than in float32 (13.4 vs 77.5 tokens/s) and a LoRA fine-tune of it not through its "
-                  "first step after 17 min (about 35 s on an AMX machine)")
+BF16_SLOW_NOTE = ("this machine has no fast bfloat16 where the work runs (a GPU without bfloat16, or a CPU without "
+                  "avx512_bf16 or amx_bf16 in /proc/cpuinfo with CUSET_BF16_MATMULS=native, which turns off cuset.bf16's float32 "
+                  "GEMMs), so torch emulates it: measured on a 2-core AVX2 EPYC, coder-0.5b scoring 5.8x slower than in float32 "
+                  "(13.4 vs 77.5 tokens/s) and a LoRA fine-tune of it not through its first step after 17 min (about 35 s on an "
+                  "AMX machine)")
 
 
 def slow_bf16_note(dtype: str, device: str = "cpu") -> str:
     """BF16_SLOW_NOTE when `dtype` is bfloat16 and `device` ('cpu', 'cuda', 'cuda:N') has no
-    fast bfloat16 (cuset.train.config: cpu_bf16_fast, torch.cuda.is_bf16_supported), else '':
-    a dtype is part of a recipe (scores, masks, an experiment's pairing), so a slow one is
-    said, not swapped."""
-    from cuset.train.config import cpu_bf16_fast
+    fast bfloat16, else '': a GPU without bfloat16, or a CPU whose bf16 products are neither
+    native (cuset.train.config.cpu_bf16_fast) nor run as float32 GEMMs on the bf16 values
+    (cuset.bf16, on by default). A dtype is part of a recipe (scores, masks, an experiment's
+    pairing), so a slow one is said, not swapped."""
+    from cuset import bf16
 
     if dtype != "bfloat16":
         return ""
@@ -217,7 +219,7 @@ def slow_bf16_note(dtype: str, device: str = "cpu") -> str:
         import torch
 
         return "" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else BF16_SLOW_NOTE
-    return "" if cpu_bf16_fast() else BF16_SLOW_NOTE
+    return "" if bf16.native_bf16_matmuls("cpu") or bf16.enabled(dtype, "cpu") else BF16_SLOW_NOTE
 
 
 def default_score_dtype(name: str | None = None) -> str:

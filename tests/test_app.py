@@ -377,12 +377,13 @@ def test_results_page_warns_before_starting_a_bfloat16_experiment_where_bfloat16
     monkeypatch.setattr(cuset.experiment.background, "RESULTS_DIR", tmp_path / "results")  # nothing done yet
     monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
     monkeypatch.setattr(generate_source, "pick_device", lambda device="auto": "cpu")  # jobs on this CPU, GPU or not
+    monkeypatch.setenv("CUSET_BF16_MATMULS", "native")  # torch's own bf16 kernels (cuset.bf16 off): bfloat16 is slow here
+    monkeypatch.setattr(cuset.experiment.background, "following", lambda name: None)  # not a follower running on this machine
     app = open_page("pages/results.py")
     app.selectbox(key="ex_pick").set_value("cpu-coder").run()
     assert any("11 unit(s) left compute in bfloat16" in w.value and "avx512_bf16" in w.value for w in app.warning), [w.value for w in app.warning]
     assert app.checkbox(key="ex_allow_slow").value is False
     started = []
-    monkeypatch.setattr(cuset.experiment.background, "following", lambda name: None)
     monkeypatch.setattr(cuset.experiment.background.subprocess, "Popen", lambda argv, **kw: started.append(argv) or type("P", (), {"pid": 99})())
     app.button(key="ex_start").click().run()
     assert not started and any("--allow-slow-bf16" in e.value for e in app.error)  # refused, with the way out named

@@ -415,6 +415,7 @@ def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypat
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
     monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
     monkeypatch.setattr(generate_source, "pick_device", lambda device="auto": "cpu")  # jobs on this CPU, GPU or not
+    monkeypatch.setenv("CUSET_BF16_MATMULS", "native")  # torch's own bf16 kernels (cuset.bf16 off): bfloat16 is slow here
     config = load_experiment("cpu-coder")
     units = plan(config)
     state = State(tmp_path / "state.json")
@@ -451,7 +452,10 @@ def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypat
     monkeypatch.setenv("CUSET_RAY_ADDRESS", "http://127.0.0.1:8265")  # the cluster computes, not this machine
     assert slow_bf16_units(config, units, fresh) == []
     monkeypatch.delenv("CUSET_RAY_ADDRESS")
+    monkeypatch.delenv("CUSET_BF16_MATMULS")  # cuset.bf16 on (the default): bf16 products as float32 GEMMs
+    assert slow_bf16_units(config, units, state_left := State(tmp_path / "l.json")) == [] and not state_left.units
     monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: True)
+    monkeypatch.setenv("CUSET_BF16_MATMULS", "native")
     assert slow_bf16_units(config, units, fresh) == []
 
 

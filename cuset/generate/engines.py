@@ -194,6 +194,8 @@ class TransformersEngine:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList
 
+        from cuset import bf16
+
         generation = GenerationConfig(do_sample=False, max_new_tokens=config.max_new_tokens, eos_token_id=self.stops, pad_token_id=self.pad_id)
         order = sorted(range(len(requests)), key=lambda i: len(requests[i].prompt_ids))
         results: list[Completion | None] = [None] * len(requests)
@@ -210,7 +212,7 @@ class TransformersEngine:
 
                 watch = StoppingCriteriaList([ReplyCounter(self.stops, begin, len(requests), progress)])
             started = time.perf_counter()
-            with torch.inference_mode():
+            with torch.inference_mode(), bf16.cpu_matmuls(self.dtype, device.type, self.model):
                 out = self.model.generate(
                     input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=generation, logits_processor=processors,
                     stopping_criteria=watch,

@@ -29,6 +29,7 @@ under "data").
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -311,7 +312,8 @@ class FineTune:
             self.log(f"resuming from {resume.name}")
         self._phase("training")
         train_started = time.perf_counter()
-        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        with self._matmuls():
+            trainer.train(resume_from_checkpoint=str(resume) if resume else None)
         self.timings["train_s"] = time.perf_counter() - train_started
         self._phase("saving")
         final = self.run_dir / "final"
@@ -326,6 +328,19 @@ class FineTune:
         if trainer.is_world_process_zero():
             (self.out_dir / "result.json").write_text(json.dumps(result, indent=2))
         return result
+
+    def _matmuls(self) -> contextlib.AbstractContextManager:
+        """bf16 autocast on a CPU without bf16 products: its matmuls as float32 GEMMs on the bf16
+        values (cuset.bf16), the same numbers ~50x faster than torch's fallback kernel."""
+        import torch
+
+        from cuset import bf16
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        if not (self.config.bf16 and bf16.enabled("bfloat16", device)):
+            return contextlib.nullcontext()
+        self.log("bf16: this CPU has no bfloat16 products; bf16 matmuls and attention run as float32 GEMMs on the bf16 values (cuset.bf16)")
+        return bf16.cpu_matmuls("bfloat16", device)
 
     def _result(self, resume: Path | None, final: Path) -> dict[str, Any]:
         from cuset.train.metrics import read_metrics

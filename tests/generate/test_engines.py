@@ -92,6 +92,9 @@ def test_bfloat16_where_it_is_slow_is_said_not_swapped(monkeypatch, capsys):
     from cuset.train import config as train_config
 
     monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.delenv("CUSET_BF16_MATMULS", raising=False)
+    assert models.slow_bf16_note("bfloat16", "cpu") == ""  # cuset.bf16 runs its products as float32 GEMMs
+    monkeypatch.setenv("CUSET_BF16_MATMULS", "native")  # torch's own bf16 kernels: the slow case
     assert "avx512_bf16" in models.slow_bf16_note("bfloat16", "cpu")
     assert models.slow_bf16_note("float32", "cpu") == ""
     assert bool(models.slow_bf16_note("bfloat16", "cuda:0")) == (not (torch.cuda.is_available() and torch.cuda.is_bf16_supported()))

@@ -1,0 +1,126 @@
+"""bfloat16 matmuls on CPUs that have no bfloat16 instructions, computed as float32 GEMMs.
+
+On a CPU without avx512_bf16 / AMX (an AVX2 EPYC, say) torch has no fast kernel for a bfloat16
+matrix product: measured on a 2-core AVX2 EPYC, torch.mm of bf16 [512 x 896] @ [896 x 4864] ran
+at 1.1 GFLOP/s against 84 in float32, and one bf16-autocast LoRA step of coder-0.5b over 64
+tokens took 142 s, 99% of it in aten::mm (2.9 s in float32). Such a machine can still run a
+bfloat16 recipe (bf16 autocast training, bf16 generation, bf16 scoring) without changing its
+numbers: a bf16 product is defined by bf16 inputs, a float32 accumulation and a bf16 result, and a
+float32 GEMM over the same bf16 values (exact in float32), rounded back to bf16, is that. What
+differs is only the order of the float32 sums, as between any two bf16 kernels (measured: 99.985%
+of a bf16 [512 x 4864] product bit-identical to torch's own bf16 kernel, the rest one bf16 ulp).
+
+`Float32Matmuls` is a TorchDispatchMode: inside it, the matrix products and the CPU flash
+attention, forward and backward, whose tensor inputs are bf16 on the CPU run on their float32
+upcasts and give back outputs in the dtypes the bf16 op gives (`FLOAT32_MATMUL_OPS`). Every other
+op runs untouched. Given a model whose weights stay fixed (generation, scoring), it keeps one
+float32 copy of each bf16 weight instead of converting them at every step.
+
+    with cpu_matmuls("bfloat16", "cpu"):       # a no-op where bf16 is native or the dtype is not bf16
+        trainer.train()
+
+`CUSET_BF16_MATMULS=native` turns it off (benchmarks measure torch's own kernels with it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+aten = torch.ops.aten
+
+FLOAT32_MATMUL_OPS = frozenset(
+    {
+        aten.mm.default,
+        aten.addmm.default,
+        aten.bmm.default,
+        aten.baddbmm.default,
+        aten.matmul.default,
+        aten.linear.default,  # reaches the mode undecomposed under inference_mode
+        aten._scaled_dot_product_flash_attention_for_cpu.default,
+        aten._scaled_dot_product_flash_attention_for_cpu_backward.default,
+    }
+)
+
+
+def _is_cpu_bf16(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.dtype == torch.bfloat16 and value.device.type == "cpu"
+
+
+class Float32Matmuls(TorchDispatchMode):
+    """Runs FLOAT32_MATMUL_OPS on bf16 CPU tensors as float32 ops on their (exact) upcasts, with
+    outputs rounded to the dtypes the bf16 op returns. `weights`: tensors that stay fixed while the
+    mode is active (a model's bf16 parameters); their float32 copies are made once and reused.
+    `calls` counts the ops it rerouted."""
+
+    def __init__(self, weights: list[torch.Tensor] | None = None) -> None:
+        super().__init__()
+        self.calls = 0
+        self._fixed = {id(w): w for w in weights or [] if _is_cpu_bf16(w)}
+        self._copies: dict[int, torch.Tensor] = {}
+
+    def _float(self, value: Any) -> Any:
+        if not _is_cpu_bf16(value):
+            return value
+        key = id(value)
+        if self._fixed.get(key) is value:
+            copy = self._copies.get(key)
+            if copy is None:
+                copy = self._copies[key] = value.detach().float()
+            return copy
+        return value.float()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if func not in FLOAT32_MATMUL_OPS or not any(_is_cpu_bf16(a) for a in args):
+            return func(*args, **kwargs)
+        self.calls += 1
+        out = func(*[self._float(a) for a in args], **{k: self._float(v) for k, v in kwargs.items()})
+        return _like_bf16_op(func, args, kwargs, out)
+
+
+def _like_bf16_op(func: Any, args: tuple, kwargs: dict, out: Any) -> Any:
+    """`out` (from the float32 run) cast to the dtypes `func` gives on the bf16 inputs, read off a
+    run on meta tensors (no compute)."""
+
+    def meta(value: Any) -> Any:
+        return value.to("meta") if isinstance(value, torch.Tensor) else value
+
+    with torch.utils._python_dispatch._disable_current_modes():
+        shapes = func(*[meta(a) for a in args], **{k: meta(v) for k, v in kwargs.items()})
+    if isinstance(out, torch.Tensor):
+        return out.to(shapes.dtype)
+    return type(out)(o.to(s.dtype) if isinstance(o, torch.Tensor) else o for o, s in zip(out, shapes, strict=True))
+
+
+def native_bf16_matmuls(device: str = "cpu") -> bool:
+    """bf16 matrix products are native where `device` runs them: a GPU, or a CPU with
+    avx512_bf16 / AMX (cuset.train.config.cpu_bf16_fast)."""
+    from cuset.train.config import cpu_bf16_fast
+
+    return str(device).startswith("cuda") or cpu_bf16_fast()
+
+
+def enabled(dtype: str, device: str = "cpu") -> bool:
+    """Float32Matmuls is used for `dtype` on `device`: bfloat16 on a CPU without native bf16
+    products, unless $CUSET_BF16_MATMULS is 'native'."""
+    if os.environ.get("CUSET_BF16_MATMULS", "").strip().lower() == "native":
+        return False
+    return str(dtype).removeprefix("torch.") == "bfloat16" and not native_bf16_matmuls(device)
+
+
+@contextlib.contextmanager
+def cpu_matmuls(dtype: str, device: str = "cpu", model: Any = None) -> Iterator[Float32Matmuls | None]:
+    """Float32Matmuls for the block where `enabled(dtype, device)`, else nothing. `model`: pass it
+    when its weights stay fixed in the block (inference), so their float32 copies are kept."""
+    if not enabled(dtype, device):
+        yield None
+        return
+    weights = list(model.parameters()) if model is not None else None
+    with Float32Matmuls(weights) as mode:
+        yield mode
