@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--small", action="store_true", help="quick size for CI")
     ap.add_argument("--model", default="", help="default: coder-0.5b (--small: smollm2-135m)")
-    ap.add_argument("--bf16-anyway", action="store_true", help="measure bfloat16 even where this CPU only emulates it")
+    ap.add_argument("--bf16-anyway", action="store_true", help="measure bfloat16 even where it is slow here (CUSET_BF16_MATMULS=native on a CPU without bf16 instructions)")
     args = ap.parse_args(argv)
     args.model = args.model or ("smollm2-135m" if args.small else "coder-0.5b")
     import torch
@@ -140,16 +140,21 @@ def main(argv: list[str] | None = None) -> int:
         n_short, n_long, length, batches, n_agree = 4, 12, 128, (1, 4, 8), 2
     else:
         n_short, n_long, length, batches, n_agree = 8, 40, 768, (1, 4, 16, 48), 3
-    from cuset.train.config import cpu_bf16_fast
+    from cuset import bf16
 
-    fast_bf16 = cpu_bf16_fast() or args.bf16_anyway
+    fast_bf16 = not models.slow_bf16_note("bfloat16", "cpu") or args.bf16_anyway
+    emulated = bf16.enabled("bfloat16", "cpu")
+    if fast_bf16:
+        print("bfloat16 products: " + ("as float32 GEMMs on the bf16 values (cuset.bf16: this CPU has no bf16 instructions); "
+                                       "a step reads the weights' float32 copies, counted as such" if emulated else "torch's own kernels"))
     own = models.default_score_dtype(args.model) if fast_bf16 else "float32"
     widest = max(batches)
     rows_plan = [("float32", 1), ("float32", 4)] + ([("bfloat16", 1), ("bfloat16", 4)] if fast_bf16 else []) + [(own, b) for b in batches if b > 4]
     bandwidth = copy_bandwidth(128 if args.small else 512)
     peak = {"float32": matmul_flops(torch.float32, 512 if args.small else 1024)}
     if fast_bf16:
-        peak["bfloat16"] = matmul_flops(torch.bfloat16, 512 if args.small else 1024)
+        with bf16.cpu_matmuls("bfloat16", "cpu"):
+            peak["bfloat16"] = matmul_flops(torch.bfloat16, 512 if args.small else 1024)
     else:
         print(f"bfloat16 not measured: {models.BF16_SLOW_NOTE} (--bf16-anyway measures it); the wider batches run in float32")
     bf16_peak = f"{peak['bfloat16'] / 1e9:.0f} GFLOP/s" if fast_bf16 else "not measured"
@@ -166,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = prompts(engine.tokenizer, batch, length)
         rate, tokens = decode_rate(engine, rows, n_short, n_long)
         nbytes, nparams = step_bytes(engine.model)
+        if dtype == "bfloat16" and emulated:
+            nbytes *= 2  # the weights' float32 copies are what the GEMMs read
         results[(dtype, batch)] = {"steps_s": rate, "tok_s": rate * batch, "bw": nbytes * rate / bandwidth,
                                    "flop": 2 * nparams * batch * rate / peak[dtype], "gb": nbytes / 1e9}
         if batch == 1:

@@ -26,11 +26,10 @@ from pathlib import Path
 
 import torch
 
-from cuset import confidence, models
+from cuset import bf16, confidence, models
 from cuset.confidence import ScoreConfig, score_samples
 from cuset.data import load
 from cuset.models import BF16_SLOW_NOTE
-from cuset.train.config import cpu_bf16_fast
 
 
 def matmul_flops(dtype: torch.dtype, n: int = 2048, repeats: int = 5) -> float:
@@ -47,13 +46,15 @@ def main() -> None:
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--samples", type=int, default=24)
     parser.add_argument("--model", default="coder-0.5b")
-    parser.add_argument("--bf16-anyway", action="store_true", help="measure bfloat16 even where this CPU only emulates it")
+    parser.add_argument("--bf16-anyway", action="store_true", help="measure bfloat16 even where it is slow here (CUSET_BF16_MATMULS=native on a CPU without bf16 instructions)")
     args = parser.parse_args()
     n_samples = 2 if args.small else args.samples
-    fast_bf16 = cpu_bf16_fast() or args.bf16_anyway
+    fast_bf16 = not models.slow_bf16_note("bfloat16", "cpu") or args.bf16_anyway
     dtypes = ["float32", "bfloat16"] if fast_bf16 else ["float32"]
     if not fast_bf16:
         print(f"bfloat16 not measured: {BF16_SLOW_NOTE} (--bf16-anyway measures it)")
+    elif bf16.enabled("bfloat16", "cpu"):
+        print("bfloat16 products: as float32 GEMMs on the bf16 values (cuset.bf16: this CPU has no bf16 instructions)")
     samples = load("bundled")[:n_samples]
     os.environ["CUSET_WORKSPACE"] = tempfile.mkdtemp(prefix="cuset-bench-")  # cold cache
     confidence.SHIPPED_DIR = Path(tempfile.mkdtemp(prefix="cuset-bench-shipped-"))  # nor the shipped scores
@@ -68,7 +69,8 @@ def main() -> None:
         head = projection.numel()
         # The embedding lookup costs no FLOPs: leave its matrix out (once when it is the head's too).
         body = sum(p.numel() for p in model.parameters()) - head - (0 if embedding is projection else embedding.numel())
-        flops = peaks[dtype] = matmul_flops(getattr(torch, dtype))
+        with bf16.cpu_matmuls(dtype, "cpu"):  # the peak of the products scoring runs
+            flops = peaks[dtype] = matmul_flops(getattr(torch, dtype))
         config = ScoreConfig(model=args.model, dtype=dtype, batch_size=4)
         _, stats = score_samples(samples, config)
         t0 = time.perf_counter()

@@ -312,7 +312,7 @@ class FineTune:
             self.log(f"resuming from {resume.name}")
         self._phase("training")
         train_started = time.perf_counter()
-        with self._matmuls():
+        with self.bf16_matmuls():
             trainer.train(resume_from_checkpoint=str(resume) if resume else None)
         self.timings["train_s"] = time.perf_counter() - train_started
         self._phase("saving")
@@ -329,7 +329,7 @@ class FineTune:
             (self.out_dir / "result.json").write_text(json.dumps(result, indent=2))
         return result
 
-    def _matmuls(self) -> contextlib.AbstractContextManager:
+    def bf16_matmuls(self) -> contextlib.AbstractContextManager:
         """bf16 autocast on a CPU without bf16 products: its matmuls as float32 GEMMs on the bf16
         values (cuset.bf16), the same numbers ~50x faster than torch's fallback kernel."""
         import torch

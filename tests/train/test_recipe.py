@@ -140,3 +140,41 @@ def test_dropping_every_sample_says_how_to_fix_it(tmp_path):
     recipe._setup_data()
     with pytest.raises(ValueError, match="raise max_length, or set overlength: cut"):
         recipe._check_lengths()
+
+
+def test_bf16_on_a_cpu_without_bf16_products_trains_through_float32_gemms(tmp_path, monkeypatch):
+    """The fine-tune's bf16 autocast on such a CPU runs its products as float32 GEMMs on the bf16
+    values (cuset.bf16), says so in its log, and lands where torch's own bf16 kernels land."""
+    from cuset import bf16
+    from cuset.train import config as train_config
+
+    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    seen: list[bf16.Float32Matmuls] = []
+    real = bf16.Float32Matmuls.__torch_dispatch__
+
+    def counting(self, *args, **kwargs):
+        if self not in seen:
+            seen.append(self)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(bf16.Float32Matmuls, "__torch_dispatch__", counting)
+
+    def run(name: str, native: bool) -> tuple[list[str], list[dict]]:
+        if native:
+            monkeypatch.setenv("CUSET_BF16_MATMULS", "native")
+        else:
+            monkeypatch.delenv("CUSET_BF16_MATMULS", raising=False)
+        lines: list[str] = []
+        config = TrainConfig.from_preset("tiny", method="sft", max_steps=2, save_steps=100, bf16=True)
+        FineTune(config, tmp_path / name, log=lines.append).run()
+        return lines, read_metrics(tmp_path / name / "metrics.jsonl")
+
+    ours_log, ours = run("gemms", native=False)
+    assert any(line.startswith("bf16: this CPU has no bfloat16 products") for line in ours_log), ours_log
+    assert seen and seen[0].calls > 0
+    count = len(seen)
+    theirs_log, theirs = run("native", native=True)
+    assert len(seen) == count  # CUSET_BF16_MATMULS=native: torch's kernels, no mode
+    assert not any(line.startswith("bf16: this CPU") for line in theirs_log)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a["loss"] == pytest.approx(b["loss"], rel=2e-2)
