@@ -10,11 +10,21 @@ float32 GEMM over the same bf16 values (exact in float32), rounded back to bf16,
 differs is only the order of the float32 sums, as between any two bf16 kernels (measured: 99.985%
 of a bf16 [512 x 4864] product bit-identical to torch's own bf16 kernel, the rest one bf16 ulp).
 
+Attention is the exception: torch's CPU flash kernel rounds the softmax probabilities to bf16
+before multiplying them by V, and the float32 run does not, so its outputs are the exact ones
+rounded once (measured on a small causal case: 100% bit-identical to a float64 reference rounded
+to bf16, 68% to torch's bf16 kernel, 0.2-0.3% apart in relative L2, gradients likewise). Rerouting
+it anyway is what makes a long-sequence step fast: torch's bf16 flash backward was ~44% of a
+1,024-token coder-0.5b LoRA step on such a CPU.
+
 `Float32Matmuls` is a TorchDispatchMode: inside it, the matrix products and the CPU flash
-attention, forward and backward, whose tensor inputs are bf16 on the CPU run on their float32
-upcasts and give back outputs in the dtypes the bf16 op gives (`FLOAT32_MATMUL_OPS`). Every other
-op runs untouched. Given a model whose weights stay fixed (generation, scoring), it keeps one
-float32 copy of each bf16 weight instead of converting them at every step.
+attention, forward and backward, whose floating-point tensor inputs are all bf16 on the CPU run
+on their float32 upcasts and give back outputs in the dtypes the bf16 op gives
+(`FLOAT32_MATMUL_OPS`). Every other op, and any mix of dtypes, runs untouched. Given a model whose
+weights stay fixed (generation, scoring under inference_mode, where a linear layer receives its
+weight itself), it keeps one float32 copy of each bf16 weight instead of converting them at every
+step: 4 more bytes per parameter while the block runs (~2.5 GB for coder-0.5b). Each product also
+makes its float32 result before rounding it (a 1,024-row chunk of coder-0.5b logits: ~0.6 GB).
 
     with cpu_matmuls("bfloat16", "cpu"):       # a no-op where bf16 is native or the dtype is not bf16
         trainer.train()
@@ -37,7 +47,10 @@ aten = torch.ops.aten
 FLOAT32_MATMUL_OPS = frozenset(
     {
         aten.mm.default,
+        aten.mv.default,
+        aten.dot.default,
         aten.addmm.default,
+        aten.addmv.default,
         aten.bmm.default,
         aten.baddbmm.default,
         aten.matmul.default,
@@ -52,32 +65,52 @@ def _is_cpu_bf16(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.dtype == torch.bfloat16 and value.device.type == "cpu"
 
 
+# Arguments that are float32 in the bf16 op itself: the flash backward's logsumexp.
+FLOAT32_ARGUMENTS = {aten._scaled_dot_product_flash_attention_for_cpu_backward.default: 5}
+
+
+def _all_cpu_bf16(func: Any, args: tuple, kwargs: dict) -> bool:
+    """Every floating-point tensor argument is bf16 on the CPU (bool masks and FLOAT32_ARGUMENTS
+    aside), and there is one: a mix of dtypes goes to torch as is, to fail or promote as it would
+    without the mode."""
+    skip = FLOAT32_ARGUMENTS.get(func)
+    values = [v for i, v in enumerate(args) if i != skip] + list(kwargs.values())
+    tensors = [v for v in values if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    return bool(tensors) and all(_is_cpu_bf16(t) for t in tensors)
+
+
 class Float32Matmuls(TorchDispatchMode):
     """Runs FLOAT32_MATMUL_OPS on bf16 CPU tensors as float32 ops on their (exact) upcasts, with
-    outputs rounded to the dtypes the bf16 op returns. `weights`: tensors that stay fixed while the
-    mode is active (a model's bf16 parameters); their float32 copies are made once and reused.
-    `calls` counts the ops it rerouted."""
+    outputs rounded to the dtypes the bf16 op returns. `weights`: tensors meant to stay fixed while
+    the mode is active (a model's bf16 parameters); their float32 copies are made once and reused,
+    and made again if a weight is changed in place or given new storage. `calls` counts the ops
+    it rerouted, `cached` the weights it holds float32 copies of."""
 
     def __init__(self, weights: list[torch.Tensor] | None = None) -> None:
         super().__init__()
         self.calls = 0
         self._fixed = {id(w): w for w in weights or [] if _is_cpu_bf16(w)}
-        self._copies: dict[int, torch.Tensor] = {}
+        self._copies: dict[int, tuple[int, int, torch.Tensor]] = {}
+
+    @property
+    def cached(self) -> int:
+        return len(self._copies)
 
     def _float(self, value: Any) -> Any:
         if not _is_cpu_bf16(value):
             return value
         key = id(value)
-        if self._fixed.get(key) is value:
-            copy = self._copies.get(key)
-            if copy is None:
-                copy = self._copies[key] = value.detach().float()
-            return copy
-        return value.float()
+        if self._fixed.get(key) is not value:
+            return value.float()
+        stamp = (value._version, value.data_ptr())
+        held = self._copies.get(key)
+        if held is None or held[:2] != stamp:
+            held = self._copies[key] = (*stamp, value.detach().float())
+        return held[2]
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
-        if func not in FLOAT32_MATMUL_OPS or not any(_is_cpu_bf16(a) for a in args):
+        if func not in FLOAT32_MATMUL_OPS or not _all_cpu_bf16(func, args, kwargs):
             return func(*args, **kwargs)
         self.calls += 1
         out = func(*[self._float(a) for a in args], **{k: self._float(v) for k, v in kwargs.items()})
@@ -86,13 +119,12 @@ class Float32Matmuls(TorchDispatchMode):
 
 def _like_bf16_op(func: Any, args: tuple, kwargs: dict, out: Any) -> Any:
     """`out` (from the float32 run) cast to the dtypes `func` gives on the bf16 inputs, read off a
-    run on meta tensors (no compute)."""
+    run on meta tensors (no compute; inside __torch_dispatch__ the mode itself is off)."""
 
     def meta(value: Any) -> Any:
         return value.to("meta") if isinstance(value, torch.Tensor) else value
 
-    with torch.utils._python_dispatch._disable_current_modes():
-        shapes = func(*[meta(a) for a in args], **{k: meta(v) for k, v in kwargs.items()})
+    shapes = func(*[meta(a) for a in args], **{k: meta(v) for k, v in kwargs.items()})
     if isinstance(out, torch.Tensor):
         return out.to(shapes.dtype)
     return type(out)(o.to(s.dtype) if isinstance(o, torch.Tensor) else o for o, s in zip(out, shapes, strict=True))

@@ -200,29 +200,32 @@ class TransformersEngine:
         order = sorted(range(len(requests)), key=lambda i: len(requests[i].prompt_ids))
         results: list[Completion | None] = [None] * len(requests)
         device = next(self.model.parameters()).device
-        for begin in range(0, len(order), config.batch_size):
-            batch = order[begin : begin + config.batch_size]
-            ids, mask = left_pad([requests[i].prompt_ids for i in batch], self.pad_id)
-            processors = None
-            if not config.greedy:
-                processors = LogitsProcessorList([RowSampler([requests[i].seed for i in batch], config.temperature, config.top_p)])
-            watch = None
-            if progress:
-                from transformers import StoppingCriteriaList
+        # One bf16 mode for all batches: on a CPU without bf16 products, the weights' float32 copies
+        # are made once (cuset.bf16).
+        with bf16.cpu_matmuls(self.dtype, device.type, self.model):
+            for begin in range(0, len(order), config.batch_size):
+                batch = order[begin : begin + config.batch_size]
+                ids, mask = left_pad([requests[i].prompt_ids for i in batch], self.pad_id)
+                processors = None
+                if not config.greedy:
+                    processors = LogitsProcessorList([RowSampler([requests[i].seed for i in batch], config.temperature, config.top_p)])
+                watch = None
+                if progress:
+                    from transformers import StoppingCriteriaList
 
-                watch = StoppingCriteriaList([ReplyCounter(self.stops, begin, len(requests), progress)])
-            started = time.perf_counter()
-            with torch.inference_mode(), bf16.cpu_matmuls(self.dtype, device.type, self.model):
-                out = self.model.generate(
-                    input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=generation, logits_processor=processors,
-                    stopping_criteria=watch,
-                )
-            share = (time.perf_counter() - started) / len(batch)
-            new = out[:, ids.shape[1] :].tolist()
-            for row, index in enumerate(batch):
-                results[index] = _completion(new[row], set(self.stops), self.tokenizer, share)
-            if progress:
-                progress(begin + len(batch), len(requests))
+                    watch = StoppingCriteriaList([ReplyCounter(self.stops, begin, len(requests), progress)])
+                started = time.perf_counter()
+                with torch.inference_mode():
+                    out = self.model.generate(
+                        input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=generation, logits_processor=processors,
+                        stopping_criteria=watch,
+                    )
+                share = (time.perf_counter() - started) / len(batch)
+                new = out[:, ids.shape[1] :].tolist()
+                for row, index in enumerate(batch):
+                    results[index] = _completion(new[row], set(self.stops), self.tokenizer, share)
+                if progress:
+                    progress(begin + len(batch), len(requests))
         return [r for r in results if r is not None]
 
 

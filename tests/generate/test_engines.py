@@ -105,3 +105,25 @@ def test_bfloat16_where_it_is_slow_is_said_not_swapped(monkeypatch, capsys):
     assert "bfloat16" not in capsys.readouterr().err
     monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: True)
     assert models.slow_bf16_note("bfloat16", "cpu") == ""
+
+
+def test_bfloat16_generation_on_a_cpu_without_bf16_goes_through_float32_gemms(monkeypatch):
+    """On such a CPU the engine decodes in bfloat16 through cuset.bf16 (one mode for all batches,
+    the weights' float32 copies made once), and its greedy replies are torch's bf16 ones."""
+    from cuset import bf16
+    from cuset.generate.engines import Request, TransformersEngine
+    from cuset.train import config as train_config
+
+    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    modes: list[bf16.Float32Matmuls] = []
+    real_enter = bf16.Float32Matmuls.__enter__
+    monkeypatch.setattr(bf16.Float32Matmuls, "__enter__", lambda self: modes.append(self) or real_enter(self))
+    engine = TransformersEngine.load("tiny", "bfloat16", "cpu")
+    requests = [Request(prompt_ids=[5 + i, 17, 42 + 3 * i, 9], seed=i) for i in range(5)]
+    config = GenerateConfig(model="tiny", dtype="bfloat16", device="cpu", max_new_tokens=12, batch_size=2)
+    ours = engine.run(requests, config)
+    assert len(modes) == 1 and modes[0].calls > 0 and modes[0].cached > 0  # 3 batches, one mode
+    monkeypatch.setenv("CUSET_BF16_MATMULS", "native")
+    theirs = engine.run(requests, config)
+    assert len(modes) == 1
+    assert [c.token_ids for c in ours] == [c.token_ids for c in theirs]

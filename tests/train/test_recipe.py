@@ -149,6 +149,7 @@ def test_bf16_on_a_cpu_without_bf16_products_trains_through_float32_gemms(tmp_pa
     from cuset.train import config as train_config
 
     monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # trains on this CPU, GPU or not
     seen: list[bf16.Float32Matmuls] = []
     real = bf16.Float32Matmuls.__torch_dispatch__
 
