@@ -29,7 +29,7 @@ makes its float32 result before rounding it (a 1,024-row chunk of coder-0.5b log
     with cpu_matmuls("bfloat16", "cpu"):       # a no-op where bf16 is native or the dtype is not bf16
         trainer.train()
 
-`CUSET_BF16_MATMULS=native` turns it off (benchmarks measure torch's own kernels with it).
+`CUSET_BF16_MATMULS=native` turns it off, to run or measure torch's own bf16 kernels.
 """
 
 from __future__ import annotations
