@@ -274,10 +274,15 @@ def _limit_hit(outcome: Outcome, message: str) -> str:
 
 
 def _record(outcome: Outcome, solution: Path) -> dict[str, Any]:
-    """The harness's own JSON line when it got that far; otherwise the sandbox's ending."""
+    """The harness's own JSON line when it got that far; otherwise the sandbox's ending.
+
+    A harness killed by a signal proves nothing: the candidate runs in its forked child, which
+    can kill it (and print a verdict-shaped line first), and that child, orphaned, goes on
+    writing outputs until the sandbox ends it; how far it gets is a race. Such a run is a
+    runtime_error whatever its stdout says, and nothing it handed over is judged."""
     base = {"status": "runtime_error", "compiled": False, "correct": False, "message": "", "max_abs_error": None, "path": None,
             "sandbox": outcome.status, "wall_s": round(outcome.wall_s, 3)}
-    for line in reversed(outcome.stdout.strip().splitlines()):
+    for line in reversed(outcome.stdout.strip().splitlines() if outcome.status != "crashed" else []):
         if line.startswith("{"):
             try:
                 data = json.loads(line)
@@ -296,5 +301,8 @@ def _record(outcome: Outcome, solution: Path) -> dict[str, Any]:
     if outcome.status in LIMIT_STATUSES:
         return {**base, "status": "resource_limit", "message": f"{LIMIT_STATUSES[outcome.status]} limit: {outcome.message}"}
     tail = [ln for ln in outcome.stderr.strip().splitlines() if ln.strip()]
-    message = fault or (outcome.message if outcome.status == "crashed" else "") or (tail[-1] if tail else outcome.message)
+    if outcome.status == "crashed":
+        return {**base, "status": "runtime_error",
+                "message": f"{solution.name}: {fault or 'the evaluation process'} ({outcome.message}); nothing it handed over is judged"}
+    message = fault or (tail[-1] if tail else outcome.message)
     return {**base, "status": "runtime_error", "message": f"{solution.name}: {message}"}

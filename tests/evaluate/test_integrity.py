@@ -283,6 +283,37 @@ def test_adversarial_candidate_full_check_status(name, profile):
         assert r["poison"] == {"passed": False, "calls": 1, "error": ""}
 
 
+def test_a_killed_harness_is_a_runtime_error_whatever_it_handed_over(tmp_path):
+    """forged_verdict_line kills the harness from its forked child; the orphan then writes
+    outputs until the sandbox ends it, so how much of the handover exists is a race (CI once got
+    all of it, and a wrong_result). Here the handover is complete and right: an ordinary ending
+    is judged correct on it, a harness killed by a signal is not judged at all."""
+    import shutil
+
+    from cuset.evaluate.check import _judge_handover, _record, _reference
+    from cuset.evaluate.sandbox import Limits, Outcome
+
+    trials = 2
+    ref = _reference(ADD_TASK, trials, 42, "cpu", Limits(wall_s=120, memory_mb=4096), {"OMP_NUM_THREADS": "1"})
+    out = tmp_path / "out"
+    out.mkdir()
+    for k in range(trials):
+        for suffix in (".json", ".safetensors"):
+            shutil.copyfile(ref["folder"] / "ref" / f"trial_{k}{suffix}", out / f"trial_{k}{suffix}")
+            shutil.copyfile(ref["folder"] / "inputs" / f"trial_{k}{suffix}", out / f"after_{k}{suffix}")
+    line = json.dumps({"status": "ran", "stage": "done", "trials": trials, "ext_calls": trials, "message": "",
+                       "builds": [{"status": "built", "path": "x.so", "compile_s": 0.0}]})
+    verdicts = {}
+    for status, message in (("ok", "exited with code 0"), ("crashed", "killed by SIGKILL")):
+        record = _record(Outcome(status=status, message=message, stdout=line + "\n"), Path("solution.py"))
+        _judge_handover(record, ref, out, trials, "v0", poison=False)
+        verdicts[status] = record
+    assert verdicts["ok"]["status"] == "correct", verdicts["ok"]["message"]
+    assert verdicts["crashed"]["status"] == "runtime_error"
+    assert verdicts["crashed"]["message"] == "solution.py: the evaluation process (killed by SIGKILL); nothing it handed over is judged"
+    assert verdicts["crashed"]["compiled"] is False  # its builds list came from stdout, which is not believed either
+
+
 def test_the_candidate_sandbox_gets_the_inputs_and_never_the_reference(tmp_path):
     from cuset.evaluate.check import _hand_inputs
 
