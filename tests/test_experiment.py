@@ -528,6 +528,41 @@ def test_fine_tunes_queue_one_at_a_time_so_evaluations_come_first(tmp_path, monk
     assert state.units["eval/tiny/sft/s42/greedy"].job == 2 and state.units["train/tiny/cuset/s42"].job == 3
 
 
+def test_a_done_fine_tune_is_kept_with_the_results_and_restored_in_a_replaced_workspace(tmp_path, monkeypatch):
+    """A done LoRA fine-tune's adapter goes to the results folder's models/ (once); in a fresh
+    workspace its evaluations run on that adapter, restored as a job, instead of a new fine-tune."""
+    from cuset import jobs
+    from cuset.evaluate import evaluation
+    from cuset.experiment import runner
+    from tests.jobs.test_jobs import _finished_lora_job
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    config = ExperimentConfig.from_dict({**TINY, "methods": ["cuset"]})
+    units = plan(config)
+    state = State(tmp_path / "results" / "state.json")
+    job = _finished_lora_job(jobs.JobStore())
+    state.units["train/tiny/cuset/s42"] = UnitState(status="done", job=job.id, job_created=job.created, attempts=1)
+    submitted: list = []
+    monkeypatch.setattr(evaluation, "submit_evaluation", lambda cfg: submitted.append(cfg) or jobs.JobStore().get(jobs.JobStore().create("eval", "cuset", "", "tiny")))
+    monkeypatch.setattr(jobs, "submit", lambda cfg: pytest.fail("no fine-tune may be submitted"))
+    events = runner.advance(config, units, state)
+    kept = tmp_path / "results" / "models" / "tiny-cuset-s42"
+    assert any("adapter" in e and str(kept) in e for e in events), events
+    assert (kept / "final" / "adapter_model.safetensors").is_file()
+    assert not any("kept" in e for e in runner.advance(config, units, state))  # once
+    assert [c.model for c in submitted] == [f"job:{job.id}"]
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh-ws"))
+    fresh = State(tmp_path / "results" / "state.json")
+    fresh.units["train/tiny/cuset/s42"] = state.units["train/tiny/cuset/s42"]
+    submitted.clear()
+    events = runner.advance(config, units, fresh)
+    assert any("kept adapter restored as job 1" in e for e in events), events
+    assert fresh.units["train/tiny/cuset/s42"].job == 1 and fresh.units["train/tiny/cuset/s42"].status == "done"
+    assert [c.model for c in submitted] == ["job:1"] and jobs.JobStore().get(1).status == "completed"
+    assert json.loads((tmp_path / "results" / "state.json").read_text())["units"]["train/tiny/cuset/s42"]["job"] == 1
+
+
 def test_a_hand_run_fine_tune_is_adopted_only_when_its_config_is_the_units(tmp_path, monkeypatch):
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
     from cuset import jobs

@@ -12,8 +12,11 @@ restart of the command or the machine loses nothing: the workspace's job store (
 about every job) and `state.json` in the results folder (which job belongs to which unit,
 attempts, run ids). Each pass of the loop:
 
-    unit done                   -> skip
+    unit done                   -> skip (a fine-tune's LoRA adapter is first kept in the results
+                                   folder's models/, once: commit it with the results)
     no job yet                  -> submit it once what it needs is done (an evaluation needs its fine-tune;
+                                   one whose job this workspace lacks is restored from models/ when kept
+                                   there, else trained again;
                                    a fine-tune waits while another of the experiment's is queued, so the
                                    evaluations of each finished fine-tune go first)
     job queued / running        -> wait (its ETA feeds the experiment's)
@@ -39,6 +42,7 @@ from cuset.experiment.config import BASE, ExperimentConfig
 from cuset.experiment.results import RunInfo
 
 DONE, FAILED, WAITING, PENDING, ACTIVE = "done", "failed", "waiting", "pending", "active"
+KEPT_MODELS = "models"  # the results folder's copies of finished adapters (see kept_model)
 DEFAULT_ESTIMATE_MIN = {"train_min": 15.0, "greedy_min": 20.0, "sampled_min": 40.0}
 
 
@@ -228,11 +232,16 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
     """One pass over the units (see the module docstring); returns what changed, as lines."""
     from cuset import jobs
     from cuset.evaluate.evaluation import submit_evaluation
+    from cuset.jobs import runner as runner_jobs
 
     events = []
     store = jobs.JobStore()
     for unit in units:  # first what the jobs did, so that a fine-tune just finished counts below
         us = state.of(unit)
+        if unit.kind == "train" and us.status == DONE:
+            event = _keep(unit, us, store, state)
+            if event:
+                events.append(event)
         if us.status in (DONE, FAILED) or us.job is None:
             continue
         job = _own_job(store, us)
@@ -258,9 +267,15 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
         if unit.needs:
             need = state.units.get(unit.needs)
             if need is not None and need.status == DONE and need.job is not None and _own_job(store, need) is None:
-                events.append(f"{unit.needs}: its job {need.job} is not in this workspace (its model with it); training again")
-                need.status, need.job, need.job_created, need.attempts = PENDING, None, None, 0
-                continue
+                restored = runner_jobs.restore_finished(kept_model(state, unit.needs), store)
+                if restored is None:
+                    events.append(f"{unit.needs}: its job {need.job} is not in this workspace (its model with it), nor kept in "
+                                  f"{kept_model(state, unit.needs)}; training again")
+                    need.status, need.job, need.job_created, need.attempts = PENDING, None, None, 0
+                    continue
+                events.append(f"{unit.needs}: its job {need.job} is not in this workspace; its kept adapter restored as job {restored.id}")
+                need.job, need.job_created = restored.id, restored.created
+                state.save()
             if need is None or need.status != DONE:
                 us.status = FAILED if need is not None and need.status == FAILED else WAITING
                 if us.status == FAILED:
@@ -274,6 +289,28 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
         state.save()
     state.save()
     return events
+
+
+def kept_model(state: State, unit_key: str) -> Path:
+    """Where a train unit's finished LoRA adapter is kept beside its results (commit it with
+    them): models/<model>-<method>-s<seed>/ of the results folder."""
+    return state.path.parent / KEPT_MODELS / unit_key.removeprefix("train/").replace("/", "-")
+
+
+def _keep(unit: Unit, us: UnitState, store: Any, state: State) -> str:
+    """A done fine-tune whose job is in this workspace and whose adapter is not kept yet: keep it
+    (cuset.jobs.runner.keep_finished); an event line, or '' when nothing was done."""
+    from cuset.jobs import runner as runner_jobs
+
+    dest = kept_model(state, unit.key)
+    told = (str(dest), us.job)
+    if told in _KEEP_TOLD or (dest / runner_jobs.KEPT_MARKER).is_file() or us.job is None or _own_job(store, us) is None:
+        return ""
+    _KEEP_TOLD.add(told)  # a full fine-tune is not kept: say so once per process, not every pass
+    return f"{unit.key}: " + runner_jobs.keep_finished(us.job, dest, store=store)
+
+
+_KEEP_TOLD: set[tuple[str, int]] = set()
 
 
 def _generation_of(run_id: int | None) -> dict[str, Any]:

@@ -16,12 +16,18 @@ A job submitted with a Ray address runs the same entry point on that cluster ins
 (`cuset.jobs.ray_jobs`): it takes no local slot (`schedule()` hands every queued Ray job to its
 cluster), `cancel()` calls Ray's stop_job, `reconcile()` asks Ray whether it still runs (and
 leaves it alone while the cluster cannot be reached), and `read_log()` fetches Ray's log.
+
+A finished LoRA fine-tune can be kept outside the workspace (`keep_finished`: its adapter and
+records, tens of MB) and made a completed job of another workspace (`restore_finished`), so
+that an experiment whose workspace was replaced evaluates the same weights instead of
+training them again.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +41,7 @@ from cuset.jobs.store import (
     ACTIVE,
     CANCELLED,
     CANCELLING,
+    COMPLETED,
     FAILED,
     LOST,
     QUEUED,
@@ -44,6 +51,7 @@ from cuset.jobs.store import (
     JobError,
     JobStore,
     job_folder,
+    jobs_dir,
 )
 from cuset.workspace import workspace_dir
 
@@ -424,3 +432,81 @@ def wait(job_id: int, timeout: float = 600.0, poll: float = 0.5, store: JobStore
             raise TimeoutError(f"Job {job_id} is still {job.status} after {timeout:.0f} s.")
         reconcile(store)
         time.sleep(poll)
+
+
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+KEPT_RECORDS = ("config.yaml", "data.json", "metrics.jsonl", "log.txt")
+KEPT_MARKER = "kept.json"  # written last: a folder without it is an unfinished copy
+
+
+def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None) -> str:
+    """Copy completed fine-tune `job_id`'s LoRA adapter (final/: adapter config and weights,
+    the tokenizer is its base's) and its records into `dest`, whole or not at all. Returns a
+    line saying what was kept, or why not: a full fine-tune's weights, or an adapter over
+    `limit_mb`, are not copied. A `dest` kept already is left as it is ('')."""
+    dest = Path(dest)
+    if (dest / KEPT_MARKER).is_file():
+        return ""
+    job = (store or JobStore()).get(job_id)
+    if job.kind != "train" or job.status != COMPLETED:
+        return f"job {job_id} is not a completed fine-tune ({job.kind}, {job.status}); nothing kept"
+    final = Path(str(job.result.get("final_model") or job_folder(job_id) / "final"))
+    files = [final / name for name in ADAPTER_FILES]
+    if not all(f.is_file() for f in files):
+        return f"job {job_id}'s final model ({final}) is not a LoRA adapter; not kept (a full fine-tune's weights are too large)"
+    size_mb = sum(f.stat().st_size for f in files) / 2**20
+    if size_mb > limit_mb:
+        return f"job {job_id}'s adapter is {size_mb:.0f} MB, over the {limit_mb:.0f} MB kept; not kept"
+    tmp = dest.with_name(f".{dest.name}.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "final").mkdir(parents=True)
+    for f in files:
+        shutil.copyfile(f, tmp / "final" / f.name)
+    for name in KEPT_RECORDS:
+        if (job_folder(job_id) / name).is_file():
+            shutil.copyfile(job_folder(job_id) / name, tmp / name)
+    (tmp / "result.json").write_text(json.dumps(job.result, indent=2, default=float))
+    meta = {"job": job.id, "method": job.method, "preset": job.preset, "model": job.model, "started": job.started,
+            "finished": job.finished, "steps": job.step, "adapter_mb": round(size_mb, 1)}
+    (tmp / KEPT_MARKER).write_text(json.dumps(meta, indent=2))
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tmp, dest)
+    return f"job {job_id}'s adapter ({size_mb:.0f} MB) and records kept in {dest}"
+
+
+def restore_finished(kept: Path, store: JobStore | None = None) -> Job | None:
+    """A fine-tune kept by `keep_finished` as a completed job of this workspace (its folder holds
+    the same final/ adapter; `output_dir` is reset to the job's folder); None when `kept` holds
+    no finished copy. Raises JobError when the copy is unreadable."""
+    from cuset.train.config import TrainConfig
+
+    kept = Path(kept)
+    if not (kept / KEPT_MARKER).is_file():
+        return None
+    store = store or JobStore()
+    try:
+        meta = json.loads((kept / KEPT_MARKER).read_text())
+        result = json.loads((kept / "result.json").read_text())
+        config = TrainConfig.load(kept / "config.yaml")
+    except (OSError, ValueError) as exc:
+        raise JobError(f"{kept}: not a readable kept fine-tune ({exc})") from None
+    jobs_dir().mkdir(parents=True, exist_ok=True)
+    tmp = jobs_dir() / f".restoring-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    shutil.copytree(kept, tmp)
+    (tmp / KEPT_MARKER).unlink()
+    config.output_dir = ""
+    config.save(tmp / "config.yaml")
+    job_id = store.record_finished("train", meta["method"], meta["preset"], meta["model"], {}, meta.get("started"), meta.get("finished"),
+                                   int(meta.get("steps") or 0), phase=f"restored from {kept}"[:200])
+    folder = job_folder(job_id)
+    result["final_model"] = str(folder / "final")
+    (tmp / "result.json").write_text(json.dumps(result, indent=2))
+    (tmp / "job.json").write_text(json.dumps({"id": job_id, "db": str(store.path.resolve()), "nproc": config.nproc}))
+    with open(tmp / "log.txt", "a") as log:
+        log.write(f"\nrestored as job {job_id} from {kept} (job {meta['job']} of another workspace)\n")
+    if folder.exists():  # a folder no row of this store owns (a database removed by hand)
+        shutil.rmtree(folder)
+    os.replace(tmp, folder)
+    store.update(job_id, result=result)
+    return store.get(job_id)

@@ -173,6 +173,17 @@ class JobStore:
             )
             return int(cur.lastrowid or 0)
 
+    def record_finished(self, kind: str, method: str, preset: str, model: str, result: dict[str, Any], started: float | None,
+                        finished: float | None, steps: int, phase: str) -> int:
+        """A job that ran elsewhere, inserted already completed (no scheduler ever sees it queued)."""
+        with self.connect() as db:
+            cur = db.execute(
+                "INSERT INTO jobs (kind, method, preset, model, status, phase, step, total_steps, result, created, started, finished)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (kind, method, preset, model, COMPLETED, phase, steps, steps, json.dumps(result, default=float), time.time(), started, finished),
+            )
+            return int(cur.lastrowid or 0)
+
     def get(self, job_id: int) -> Job:
         with self.connect() as db:
             row = db.execute("SELECT * FROM jobs WHERE id = ?", (int(job_id),)).fetchone()

@@ -133,3 +133,71 @@ def test_a_database_from_before_the_ray_columns_gains_them_and_keeps_its_jobs(tm
     with sqlite3.connect(path) as db:
         columns = [row[1] for row in db.execute("PRAGMA table_info(jobs)")]
     assert columns[-2:] == ["ray_address", "ray_job_id"]
+
+
+def _finished_lora_job(store: jobs.JobStore) -> jobs.Job:
+    """A completed LoRA fine-tune as the recipe leaves one (no training runs): config.yaml,
+    final/ with a random tiny adapter and the tokenizer, metrics and result."""
+    from cuset import models
+    from cuset.train import TrainConfig
+    from tests.generate.test_source import lora_adapter
+
+    job_id = store.create("train", "cuset", "tiny", "tiny")
+    folder = jobs.job_folder(job_id)
+    TrainConfig.from_preset("tiny", method="cuset", lora_r=4, lora_alpha=8, output_dir="").save(folder / "config.yaml")
+    lora_adapter(folder / "final", seed=3)
+    models.load_tokenizer("tiny")[0].save_pretrained(folder / "final")
+    (folder / "metrics.jsonl").write_text('{"step": 2, "loss": 1.5}\n')
+    result = {"method": "cuset", "steps": 2, "final_loss": 1.5, "final_model": str(folder / "final")}
+    store.update(job_id, status="completed", step=2, total_steps=2, started=100.0, finished=160.0, result=result)
+    return store.get(job_id)
+
+
+def test_a_kept_lora_fine_tune_is_restored_into_another_workspace(workspace, tmp_path, monkeypatch):
+    """keep_finished copies the adapter (not the tokenizer) and records; restore_finished makes
+    it a completed job of a fresh workspace whose final/ is the same adapter, byte for byte,
+    and which generation resolves as a LoRA on its base."""
+    from cuset.generate import resolve_source
+    from cuset.jobs.runner import KEPT_MARKER, keep_finished, restore_finished
+
+    job = _finished_lora_job(jobs.JobStore())
+    original = job.folder  # a job's folder is read off the workspace of the moment
+    kept = tmp_path / "results" / "models" / "tiny-cuset-s42"
+    line = keep_finished(job.id, kept)
+    assert f"kept in {kept}" in line
+    assert sorted(p.name for p in (kept / "final").iterdir()) == ["adapter_config.json", "adapter_model.safetensors"]
+    assert {"config.yaml", "metrics.jsonl", "result.json", KEPT_MARKER} <= {p.name for p in kept.iterdir()}
+    assert not list(kept.parent.glob(".*"))  # no partial copy left
+    assert keep_finished(job.id, kept) == ""  # kept already
+    assert "over the" in keep_finished(job.id, tmp_path / "small", limit_mb=0.001) and not (tmp_path / "small").exists()
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh-ws"))
+    store = jobs.JobStore()
+    store.create("eval", "sft", "", "tiny")  # the fresh workspace has a job 1 already
+    restored = restore_finished(kept, store)
+    assert restored.id == 2 and restored.status == "completed" and restored.kind == "train" and restored.method == "cuset"
+    assert (restored.step, restored.started, restored.finished) == (2, 100.0, 160.0)
+    assert restored.result["final_model"] == str(jobs.job_folder(2) / "final") and restored.result["final_loss"] == 1.5
+    for name in ("adapter_config.json", "adapter_model.safetensors"):
+        assert (jobs.job_folder(2) / "final" / name).read_bytes() == (original / "final" / name).read_bytes()
+    source = resolve_source("job:2")
+    assert (source.kind, source.base, source.job_id) == ("lora", "tiny", 2)
+    assert "restored as job 2" in (jobs.job_folder(2) / "log.txt").read_text()
+    assert restore_finished(tmp_path / "nothing-kept", store) is None
+    (kept / "result.json").write_text("{not json")
+    with pytest.raises(jobs.JobError, match="not a readable kept fine-tune"):
+        restore_finished(kept, store)
+    assert [j.id for j in store.list()] == [2, 1]  # the unreadable copy added no job
+
+
+def test_a_full_fine_tune_is_not_kept(workspace, tmp_path):
+    from cuset.jobs.runner import keep_finished
+
+    store = jobs.JobStore()
+    job_id = store.create("train", "sft", "tiny", "tiny")
+    (jobs.job_folder(job_id) / "final").mkdir(parents=True)
+    (jobs.job_folder(job_id) / "final" / "config.json").write_text("{}")
+    store.update(job_id, status="completed", result={"final_model": str(jobs.job_folder(job_id) / "final")})
+    assert "not a LoRA adapter" in keep_finished(job_id, tmp_path / "kept") and not (tmp_path / "kept").exists()
+    store.update(job_id, status="running")
+    assert "not a completed fine-tune" in keep_finished(job_id, tmp_path / "kept")
