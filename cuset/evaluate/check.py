@@ -26,7 +26,8 @@ Three processes, so that nothing the candidate prints, writes or patches can for
    the shared build cache afterwards (the sandbox only reads the cache).
 3. This process compares those tensors with the reference's (cuset.evaluate.verdict), after the
    static checks (cuset.evaluate.static_checks). The candidate's own JSON line is read only for
-   its build record and for failures before any output (a forged failure only hurts it).
+   its build record and for failures before any output (a forged failure only hurts it). A
+   harness killed by a signal is a runtime_error: neither its stdout nor its outputs are judged.
 
 Whatever the candidate does, the result is a record, never an exception.
 """
@@ -282,7 +283,8 @@ def _record(outcome: Outcome, solution: Path) -> dict[str, Any]:
     runtime_error whatever its stdout says, and nothing it handed over is judged."""
     base = {"status": "runtime_error", "compiled": False, "correct": False, "message": "", "max_abs_error": None, "path": None,
             "sandbox": outcome.status, "wall_s": round(outcome.wall_s, 3)}
-    for line in reversed(outcome.stdout.strip().splitlines() if outcome.status != "crashed" else []):
+    lines = [] if outcome.status == "crashed" else outcome.stdout.strip().splitlines()
+    for line in reversed(lines):
         if line.startswith("{"):
             try:
                 data = json.loads(line)
@@ -302,7 +304,8 @@ def _record(outcome: Outcome, solution: Path) -> dict[str, Any]:
         return {**base, "status": "resource_limit", "message": f"{LIMIT_STATUSES[outcome.status]} limit: {outcome.message}"}
     tail = [ln for ln in outcome.stderr.strip().splitlines() if ln.strip()]
     if outcome.status == "crashed":
+        said = f"{fault}; " if fault else ""
         return {**base, "status": "runtime_error",
-                "message": f"{solution.name}: {fault or 'the evaluation process'} ({outcome.message}); nothing it handed over is judged"}
+                "message": f"{solution.name}: {said}the evaluation process was {outcome.message}; its stdout and outputs are not judged"}
     message = fault or (tail[-1] if tail else outcome.message)
     return {**base, "status": "runtime_error", "message": f"{solution.name}: {message}"}

@@ -290,11 +290,12 @@ def test_a_killed_harness_is_a_runtime_error_whatever_it_handed_over(tmp_path):
     is judged correct on it, a harness killed by a signal is not judged at all."""
     import shutil
 
-    from cuset.evaluate.check import _judge_handover, _record, _reference
+    from cuset.evaluate.check import _judge_handover, _record
+    from cuset.evaluate.check import _reference as check_reference
     from cuset.evaluate.sandbox import Limits, Outcome
 
     trials = 2
-    ref = _reference(ADD_TASK, trials, 42, "cpu", Limits(wall_s=120, memory_mb=4096), {"OMP_NUM_THREADS": "1"})
+    ref = check_reference(ADD_TASK, trials, 42, "cpu", Limits(wall_s=120, memory_mb=4096), {"OMP_NUM_THREADS": "1"})
     out = tmp_path / "out"
     out.mkdir()
     for k in range(trials):
@@ -310,7 +311,7 @@ def test_a_killed_harness_is_a_runtime_error_whatever_it_handed_over(tmp_path):
         verdicts[status] = record
     assert verdicts["ok"]["status"] == "correct", verdicts["ok"]["message"]
     assert verdicts["crashed"]["status"] == "runtime_error"
-    assert verdicts["crashed"]["message"] == "solution.py: the evaluation process (killed by SIGKILL); nothing it handed over is judged"
+    assert verdicts["crashed"]["message"] == "solution.py: the evaluation process was killed by SIGKILL; its stdout and outputs are not judged"
     assert verdicts["crashed"]["compiled"] is False  # its builds list came from stdout, which is not believed either
 
 
