@@ -537,10 +537,11 @@ def test_a_done_fine_tune_is_kept_with_the_results_and_restored_in_a_replaced_wo
     from tests.jobs.test_jobs import _finished_lora_job
 
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
-    config = ExperimentConfig.from_dict({**TINY, "methods": ["cuset"]})
+    config = ExperimentConfig.from_dict({**TINY, "methods": ["cuset"], "train": {**TINY["train"], "lora_r": 4, "lora_alpha": 8}})
     units = plan(config)
     state = State(tmp_path / "results" / "state.json")
     job = _finished_lora_job(jobs.JobStore())
+    runner.unit_config(config, units[0], state).save(job.folder / "config.yaml")  # the unit's own fine-tune
     state.units["train/tiny/cuset/s42"] = UnitState(status="done", job=job.id, job_created=job.created, attempts=1)
     submitted: list = []
     monkeypatch.setattr(evaluation, "submit_evaluation", lambda cfg: submitted.append(cfg) or jobs.JobStore().get(jobs.JobStore().create("eval", "cuset", "", "tiny")))
@@ -561,6 +562,18 @@ def test_a_done_fine_tune_is_kept_with_the_results_and_restored_in_a_replaced_wo
     assert fresh.units["train/tiny/cuset/s42"].job == 1 and fresh.units["train/tiny/cuset/s42"].status == "done"
     assert [c.model for c in submitted] == ["job:1"] and jobs.JobStore().get(1).status == "completed"
     assert json.loads((tmp_path / "results" / "state.json").read_text())["units"]["train/tiny/cuset/s42"]["job"] == 1
+
+    # a third workspace, and the kept weights damaged: said, and trained again rather than stopping the follower
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "third-ws"))
+    weights = kept / "final" / "adapter_model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    trained: list = []
+    monkeypatch.setattr(jobs, "submit", lambda cfg: trained.append(cfg) or jobs.JobStore().get(jobs.JobStore().create("train", "cuset", "tiny", "tiny")))
+    third = State(tmp_path / "results" / "state.json")
+    third.units["train/tiny/cuset/s42"] = fresh.units["train/tiny/cuset/s42"]
+    events = runner.advance(config, units, third)
+    assert any("cannot be used" in e and "training again" in e for e in events), events
+    assert [c.method for c in trained] == ["cuset"] and jobs.JobStore().get(1).kind == "train" and jobs.JobStore().get(1).method == "cuset"
 
 
 def test_a_hand_run_fine_tune_is_adopted_only_when_its_config_is_the_units(tmp_path, monkeypatch):

@@ -232,7 +232,6 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
     """One pass over the units (see the module docstring); returns what changed, as lines."""
     from cuset import jobs
     from cuset.evaluate.evaluation import submit_evaluation
-    from cuset.jobs import runner as runner_jobs
 
     events = []
     store = jobs.JobStore()
@@ -267,10 +266,9 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
         if unit.needs:
             need = state.units.get(unit.needs)
             if need is not None and need.status == DONE and need.job is not None and _own_job(store, need) is None:
-                restored = runner_jobs.restore_finished(kept_model(state, unit.needs), store)
+                restored, why = _restore(config, units, state, unit.needs, store)
                 if restored is None:
-                    events.append(f"{unit.needs}: its job {need.job} is not in this workspace (its model with it), nor kept in "
-                                  f"{kept_model(state, unit.needs)}; training again")
+                    events.append(f"{unit.needs}: its job {need.job} is not in this workspace (its model with it), {why}; training again")
                     need.status, need.job, need.job_created, need.attempts = PENDING, None, None, 0
                     continue
                 events.append(f"{unit.needs}: its job {need.job} is not in this workspace; its kept adapter restored as job {restored.id}")
@@ -304,10 +302,30 @@ def _keep(unit: Unit, us: UnitState, store: Any, state: State) -> str:
 
     dest = kept_model(state, unit.key)
     told = (str(dest), us.job)
-    if told in _KEEP_TOLD or (dest / runner_jobs.KEPT_MARKER).is_file() or us.job is None or _own_job(store, us) is None:
+    if told in _KEEP_TOLD or us.job is None or _own_job(store, us) is None:
         return ""
-    _KEEP_TOLD.add(told)  # a full fine-tune is not kept: say so once per process, not every pass
-    return f"{unit.key}: " + runner_jobs.keep_finished(us.job, dest, store=store)
+    _KEEP_TOLD.add(told)  # once per process: the adapter is hashed, and a full fine-tune's "not kept" said once
+    line = runner_jobs.keep_finished(us.job, dest, store=store)
+    return f"{unit.key}: {line}" if line else ""
+
+
+def _restore(config: ExperimentConfig, units: list[Unit], state: State, unit_key: str, store: Any) -> tuple[Any, str]:
+    """The train unit's kept adapter restored as a job of this workspace: (job, '') or (None,
+    why not): none kept, the copy unusable, or kept from another config than the unit's."""
+    from cuset.jobs import JobError
+    from cuset.jobs import runner as runner_jobs
+
+    kept = kept_model(state, unit_key)
+    if not (kept / runner_jobs.KEPT_MARKER).is_file():
+        return None, f"nor kept in {kept}"
+    unit = next(u for u in units if u.key == unit_key)
+    try:
+        differ = config_differences(kept / "config.yaml", unit_config(config, unit, state))
+        if differ:
+            return None, f"and the adapter kept in {kept} is of another config ({'; '.join(differ)})"
+        return runner_jobs.restore_finished(kept, store), ""
+    except (JobError, OSError, ValueError) as exc:
+        return None, f"and the adapter kept in {kept} cannot be used ({exc})"
 
 
 _KEEP_TOLD: set[tuple[str, int]] = set()

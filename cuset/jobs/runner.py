@@ -31,6 +31,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -439,46 +440,81 @@ KEPT_RECORDS = ("config.yaml", "data.json", "metrics.jsonl", "log.txt")
 KEPT_MARKER = "kept.json"  # written last: a folder without it is an unfinished copy
 
 
+def _digest(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _adapter_digests(final: Path) -> dict[str, Any] | None:
+    """Each adapter file's size and sha256 ({name: {"bytes", "sha256"}}), None where one is missing."""
+    files = [final / name for name in ADAPTER_FILES]
+    if not all(f.is_file() for f in files):
+        return None
+    return {f.name: {"bytes": f.stat().st_size, "sha256": _digest(f)} for f in files}
+
+
 def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None) -> str:
     """Copy completed fine-tune `job_id`'s LoRA adapter (final/: adapter config and weights,
-    the tokenizer is its base's) and its records into `dest`, whole or not at all. Returns a
-    line saying what was kept, or why not: a full fine-tune's weights, or an adapter over
-    `limit_mb`, are not copied. A `dest` kept already is left as it is ('')."""
+    the tokenizer is its base's) and its records into `dest`, whole or not at all; kept.json
+    records each adapter file's size and sha256. Returns a line saying what was kept, or why
+    not (no final model, a full fine-tune's weights, an adapter over `limit_mb`, a disk error);
+    '' when `dest` already holds this adapter (a copy of another is replaced). The job's files
+    are read from this workspace's jobs folder, so `store` must be this workspace's."""
     dest = Path(dest)
-    if (dest / KEPT_MARKER).is_file():
-        return ""
     job = (store or JobStore()).get(job_id)
     if job.kind != "train" or job.status != COMPLETED:
         return f"job {job_id} is not a completed fine-tune ({job.kind}, {job.status}); nothing kept"
     final = Path(str(job.result.get("final_model") or job_folder(job_id) / "final"))
     files = [final / name for name in ADAPTER_FILES]
+    if not final.is_dir():
+        return f"job {job_id} has no final model at {final}; nothing kept"
     if not all(f.is_file() for f in files):
-        return f"job {job_id}'s final model ({final}) is not a LoRA adapter; not kept (a full fine-tune's weights are too large)"
+        return f"job {job_id}'s final model ({final}) is a full fine-tune, not a LoRA adapter; not kept (its weights are too large)"
     size_mb = sum(f.stat().st_size for f in files) / 2**20
     if size_mb > limit_mb:
         return f"job {job_id}'s adapter is {size_mb:.0f} MB, over the {limit_mb:.0f} MB kept; not kept"
-    tmp = dest.with_name(f".{dest.name}.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / "final").mkdir(parents=True)
-    for f in files:
-        shutil.copyfile(f, tmp / "final" / f.name)
-    for name in KEPT_RECORDS:
-        if (job_folder(job_id) / name).is_file():
-            shutil.copyfile(job_folder(job_id) / name, tmp / name)
-    (tmp / "result.json").write_text(json.dumps(job.result, indent=2, default=float))
-    meta = {"job": job.id, "method": job.method, "preset": job.preset, "model": job.model, "started": job.started,
-            "finished": job.finished, "steps": job.step, "adapter_mb": round(size_mb, 1)}
-    (tmp / KEPT_MARKER).write_text(json.dumps(meta, indent=2))
-    shutil.rmtree(dest, ignore_errors=True)
+    digests = _adapter_digests(final)
+    replaced = ""
+    if (dest / KEPT_MARKER).is_file():
+        try:
+            if json.loads((dest / KEPT_MARKER).read_text()).get("files") == digests == _adapter_digests(dest / "final"):
+                return ""
+        except (OSError, ValueError):
+            pass
+        replaced = " (replacing the copy of another adapter there)"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(tmp, dest)
-    return f"job {job_id}'s adapter ({size_mb:.0f} MB) and records kept in {dest}"
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        (tmp / "final").mkdir()
+        for f in files:
+            shutil.copyfile(f, tmp / "final" / f.name)
+        for name in KEPT_RECORDS:
+            if (job_folder(job_id) / name).is_file():
+                shutil.copyfile(job_folder(job_id) / name, tmp / name)
+        (tmp / "result.json").write_text(json.dumps(job.result, indent=2))
+        meta = {"job": job.id, "method": job.method, "preset": job.preset, "model": job.model, "started": job.started,
+                "finished": job.finished, "steps": job.step, "adapter_mb": round(size_mb, 1), "files": digests}
+        (tmp / KEPT_MARKER).write_text(json.dumps(meta, indent=2))
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(tmp, dest)
+    except OSError as exc:
+        return f"job {job_id}'s adapter not kept in {dest}: {exc}"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return f"job {job_id}'s adapter ({size_mb:.0f} MB) and records kept in {dest}{replaced}"
 
 
 def restore_finished(kept: Path, store: JobStore | None = None) -> Job | None:
     """A fine-tune kept by `keep_finished` as a completed job of this workspace (its folder holds
-    the same final/ adapter; `output_dir` is reset to the job's folder); None when `kept` holds
-    no finished copy. Raises JobError when the copy is unreadable."""
+    the same final/ adapter, checked against kept.json's sizes and sha256; `output_dir` is reset
+    to the job's folder); None when `kept` holds no finished copy. Raises JobError, adding no
+    job, when the copy is unreadable or its adapter is not the one recorded."""
     from cuset.train.config import TrainConfig
 
     kept = Path(kept)
@@ -489,24 +525,38 @@ def restore_finished(kept: Path, store: JobStore | None = None) -> Job | None:
         meta = json.loads((kept / KEPT_MARKER).read_text())
         result = json.loads((kept / "result.json").read_text())
         config = TrainConfig.load(kept / "config.yaml")
-    except (OSError, ValueError) as exc:
-        raise JobError(f"{kept}: not a readable kept fine-tune ({exc})") from None
+        method, preset, model, recorded = meta["method"], meta["preset"], meta["model"], meta["files"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise JobError(f"{kept}: not a readable kept fine-tune ({type(exc).__name__}: {exc})") from None
+    for name in ADAPTER_FILES:
+        path = kept / "final" / name
+        have = {"bytes": path.stat().st_size, "sha256": _digest(path)} if path.is_file() else None
+        if have is None or have != recorded.get(name):
+            raise JobError(f"{path}: {'missing' if have is None else 'not the adapter kept.json records (size or sha256 differ)'}; "
+                           "the copy is incomplete (a partial checkout, or a Git LFS pointer?)")
     jobs_dir().mkdir(parents=True, exist_ok=True)
-    tmp = jobs_dir() / f".restoring-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    shutil.copytree(kept, tmp)
-    (tmp / KEPT_MARKER).unlink()
-    config.output_dir = ""
-    config.save(tmp / "config.yaml")
-    job_id = store.record_finished("train", meta["method"], meta["preset"], meta["model"], {}, meta.get("started"), meta.get("finished"),
-                                   int(meta.get("steps") or 0), phase=f"restored from {kept}"[:200])
-    folder = job_folder(job_id)
-    result["final_model"] = str(folder / "final")
-    (tmp / "result.json").write_text(json.dumps(result, indent=2))
-    (tmp / "job.json").write_text(json.dumps({"id": job_id, "db": str(store.path.resolve()), "nproc": config.nproc}))
-    with open(tmp / "log.txt", "a") as log:
-        log.write(f"\nrestored as job {job_id} from {kept} (job {meta['job']} of another workspace)\n")
-    if folder.exists():  # a folder no row of this store owns (a database removed by hand)
-        shutil.rmtree(folder)
-    os.replace(tmp, folder)
-    store.update(job_id, result=result)
+    tmp = Path(tempfile.mkdtemp(prefix=".restoring-", dir=jobs_dir()))
+    job_id = None
+    try:
+        shutil.copytree(kept, tmp, dirs_exist_ok=True)
+        (tmp / KEPT_MARKER).unlink()
+        config.output_dir = ""
+        config.save(tmp / "config.yaml")
+        job_id = store.record_finished("train", method, preset, model, {}, meta.get("started"), meta.get("finished"),
+                                       int(meta.get("steps") or 0), phase=f"restored from {kept}"[:200])
+        folder = job_folder(job_id)
+        result["final_model"] = str(folder / "final")
+        (tmp / "result.json").write_text(json.dumps(result, indent=2))
+        (tmp / "job.json").write_text(json.dumps({"id": job_id, "db": str(store.path.resolve()), "nproc": config.nproc}))
+        with open(tmp / "log.txt", "a", encoding="utf-8") as log:
+            log.write(f"\nrestored as job {job_id} from {kept} (job {meta.get('job')} of another workspace)\n")
+        if folder.exists():  # a folder no row of this store owns (its database was removed by hand): set aside, not lost
+            os.replace(folder, folder.with_name(f".orphan-{job_id}-{int(time.time())}"))
+        os.replace(tmp, folder)
+        store.update(job_id, result=result)
+    except BaseException:
+        if job_id is not None:
+            store.delete(job_id)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return store.get(job_id)

@@ -184,6 +184,11 @@ class JobStore:
             )
             return int(cur.lastrowid or 0)
 
+    def delete(self, job_id: int) -> None:
+        """Remove a job's row (only for a row just added whose folder could not be made)."""
+        with self.connect() as db:
+            db.execute("DELETE FROM jobs WHERE id = ?", (int(job_id),))
+
     def get(self, job_id: int) -> Job:
         with self.connect() as db:
             row = db.execute("SELECT * FROM jobs WHERE id = ?", (int(job_id),)).fetchone()

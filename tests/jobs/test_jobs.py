@@ -159,6 +159,7 @@ def test_a_kept_lora_fine_tune_is_restored_into_another_workspace(workspace, tmp
     and which generation resolves as a LoRA on its base."""
     from cuset.generate import resolve_source
     from cuset.jobs.runner import KEPT_MARKER, keep_finished, restore_finished
+    from cuset.jobs.store import jobs_dir
 
     job = _finished_lora_job(jobs.JobStore())
     original = job.folder  # a job's folder is read off the workspace of the moment
@@ -184,10 +185,18 @@ def test_a_kept_lora_fine_tune_is_restored_into_another_workspace(workspace, tmp
     assert (source.kind, source.base, source.job_id) == ("lora", "tiny", 2)
     assert "restored as job 2" in (jobs.job_folder(2) / "log.txt").read_text()
     assert restore_finished(tmp_path / "nothing-kept", store) is None
+    weights = kept / "final" / "adapter_model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8] + bytes(8))
+    with pytest.raises(jobs.JobError, match="adapter_model.safetensors: not the adapter kept.json records"):
+        restore_finished(kept, store)
     (kept / "result.json").write_text("{not json")
     with pytest.raises(jobs.JobError, match="not a readable kept fine-tune"):
         restore_finished(kept, store)
-    assert [j.id for j in store.list()] == [2, 1]  # the unreadable copy added no job
+    assert [j.id for j in store.list()] == [2, 1] and not list(jobs_dir().glob(".*"))  # nothing added, nothing left over
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(workspace))  # the original job again: its adapter replaces the broken copy
+    assert "replacing the copy of another adapter" in keep_finished(job.id, kept)
+    assert restore_finished(kept, store) is not None
 
 
 def test_a_full_fine_tune_is_not_kept(workspace, tmp_path):
