@@ -25,11 +25,19 @@ Three processes, so that nothing the candidate prints, writes or patches can for
    outputs as safetensors files (no pickle). Builds go to the scratch folder and are moved into
    the shared build cache afterwards (the sandbox only reads the cache).
 3. This process compares those tensors with the reference's (cuset.evaluate.verdict), after the
-   static checks (cuset.evaluate.static_checks). The candidate's own JSON line is read only for
-   its build record and for failures before any output (a forged failure only hurts it). A
-   harness killed by a signal is a runtime_error: neither its stdout nor its outputs are judged.
+   static checks (cuset.evaluate.static_checks). The candidate's own JSON line is read for its
+   build record, for failures before any output (a forged failure only hurts it) and for what
+   only its process saw: how many compiled calls the trials made and what the poisoned run
+   raised. A harness killed by a signal is a runtime_error: neither its stdout nor its outputs
+   are judged.
 
 Whatever the candidate does, the result is a record, never an exception.
+
+Limitation: the candidate's code shares its process with the harness code that reports those
+two facts, so a program written to attack this harness (one that finds the report pipe, writes
+a record with calls and a poisoned-run error of its own, and exits) can claim them, and with
+right outputs computed by torch pass as correct. Nothing a model writes by chance does this;
+closing it needs the poisoned run in a process of its own whose only evidence is a file.
 """
 
 from __future__ import annotations
