@@ -490,6 +490,7 @@ def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobSto
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would make the kept folder private to this user
         (tmp / "final").mkdir()
         for f in files:
             shutil.copyfile(f, tmp / "final" / f.name)
