@@ -450,12 +450,15 @@ def _digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _file_record(path: Path) -> dict[str, Any] | None:
+    """{"bytes", "sha256"} of a file, None when it is missing."""
+    return {"bytes": path.stat().st_size, "sha256": _digest(path)} if path.is_file() else None
+
+
 def _adapter_digests(final: Path) -> dict[str, Any] | None:
-    """Each adapter file's size and sha256 ({name: {"bytes", "sha256"}}), None where one is missing."""
-    files = [final / name for name in ADAPTER_FILES]
-    if not all(f.is_file() for f in files):
-        return None
-    return {f.name: {"bytes": f.stat().st_size, "sha256": _digest(f)} for f in files}
+    """Each adapter file's _file_record by name, None where one is missing."""
+    records = {name: _file_record(final / name) for name in ADAPTER_FILES}
+    return None if None in records.values() else records
 
 
 def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None) -> str:
@@ -531,7 +534,7 @@ def restore_finished(kept: Path, store: JobStore | None = None) -> Job | None:
         raise JobError(f"{kept}: not a readable kept fine-tune ({type(exc).__name__}: {exc})") from None
     for name in ADAPTER_FILES:
         path = kept / "final" / name
-        have = {"bytes": path.stat().st_size, "sha256": _digest(path)} if path.is_file() else None
+        have = _file_record(path)
         if have is None or have != recorded.get(name):
             raise JobError(f"{path}: {'missing' if have is None else 'not the adapter kept.json records (size or sha256 differ)'}; "
                            "the copy is incomplete (a partial checkout, or a Git LFS pointer?)")
