@@ -6,9 +6,16 @@ same order. Each sample is drawn from its own seeded RNG, so a sample's reply de
 prompts share its batch.
 
 transformers: prompts are left-padded (decoder-only models continue from the last position)
-and sorted by length so a batch pads little; `model.generate` runs greedy decoding, and for
-temperature > 0 the `RowSampler` logits processor draws each row's token with that row's own
-`torch.Generator` and hands generate a distribution concentrated on it.
+and sorted by length so a batch pads little. The engine's own decoding loop (`decode`) runs the
+model's forward pass step by step on a DynamicCache and drops a row from the batch (its cache,
+mask and positions) as soon as it ends its reply, so the rows still writing do not pay for the
+finished ones: `model.generate` keeps every row to the batch's longest reply, and on the
+cpu-coder passes 17 of 49 replies running to the 1,536-token cap held a pass at full batch cost
+for 50 of its 60 minutes. Greedy picks the argmax of the float32 logits, as generate does; for
+temperature > 0 the `RowSampler` draws each row's token with that row's own `torch.Generator`.
+`TransformersEngine(..., drop_finished=False)` is the reference path: `model.generate` with the
+same prompts, stops and sampler (RowSampler as its logits processor), which the tests and
+benchmarks.generation compare the loop against token for token.
 """
 
 from __future__ import annotations
@@ -103,6 +110,12 @@ class RowSampler:
         self.top_p = top_p
         self.generators: list[Any] = []
 
+    def keep(self, rows: Sequence[int]) -> None:
+        """Go on with only these rows of the batch (in this order): a row's generator goes with it."""
+        self.seeds = [self.seeds[r] for r in rows]
+        if self.generators:
+            self.generators = [self.generators[r] for r in rows]
+
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
 
@@ -173,8 +186,9 @@ class TransformersEngine:
 
     name = "transformers"
 
-    def __init__(self, model: Any, tokenizer: Any, source: ModelSource | None = None) -> None:
+    def __init__(self, model: Any, tokenizer: Any, source: ModelSource | None = None, drop_finished: bool = True) -> None:
         self.model = model
+        self.drop_finished = drop_finished  # False: model.generate, the reference path
         self.tokenizer = tokenizer
         self.source = source
         self.dtype = str(getattr(model, "dtype", "")).removeprefix("torch.")
@@ -191,12 +205,8 @@ class TransformersEngine:
         return getattr(self.model.config, "max_position_embeddings", None)
 
     def run(self, requests: Sequence[Request], config: GenerateConfig, progress: Callable[[int, int], None] | None = None) -> list[Completion]:
-        import torch
-        from transformers import GenerationConfig, LogitsProcessorList
-
         from cuset import bf16
 
-        generation = GenerationConfig(do_sample=False, max_new_tokens=config.max_new_tokens, eos_token_id=self.stops, pad_token_id=self.pad_id)
         order = sorted(range(len(requests)), key=lambda i: len(requests[i].prompt_ids))
         results: list[Completion | None] = [None] * len(requests)
         device = next(self.model.parameters()).device
@@ -205,28 +215,83 @@ class TransformersEngine:
         with bf16.cpu_matmuls(self.dtype, device.type, self.model):
             for begin in range(0, len(order), config.batch_size):
                 batch = order[begin : begin + config.batch_size]
-                ids, mask = left_pad([requests[i].prompt_ids for i in batch], self.pad_id)
-                processors = None
-                if not config.greedy:
-                    processors = LogitsProcessorList([RowSampler([requests[i].seed for i in batch], config.temperature, config.top_p)])
-                watch = None
+                prompts = [requests[i].prompt_ids for i in batch]
+                sampler = None if config.greedy else RowSampler([requests[i].seed for i in batch], config.temperature, config.top_p)
+                ended = None
                 if progress:
-                    from transformers import StoppingCriteriaList
-
-                    watch = StoppingCriteriaList([ReplyCounter(self.stops, begin, len(requests), progress)])
+                    ended = lambda n, begin=begin: progress(begin + n, len(requests))  # noqa: E731
                 started = time.perf_counter()
-                with torch.inference_mode():
-                    out = self.model.generate(
-                        input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=generation, logits_processor=processors,
-                        stopping_criteria=watch,
-                    )
+                step = self.decode if self.drop_finished else self.generate
+                new = step(prompts, config.max_new_tokens, sampler, device, ended)
                 share = (time.perf_counter() - started) / len(batch)
-                new = out[:, ids.shape[1] :].tolist()
                 for row, index in enumerate(batch):
                     results[index] = _completion(new[row], set(self.stops), self.tokenizer, share)
                 if progress:
                     progress(begin + len(batch), len(requests))
         return [r for r in results if r is not None]
+
+    def decode(self, prompts: Sequence[Sequence[int]], max_new_tokens: int, sampler: RowSampler | None, device: Any,
+               ended: Callable[[int], None] | None = None) -> list[list[int]]:
+        """Each prompt's new token ids (up to and including its first stop token, or
+        max_new_tokens of them), decoded together; a row leaves the batch when it stops.
+        `ended(n)` is told each time the count n of stopped rows grows."""
+        import torch
+        from transformers import DynamicCache
+
+        ids, mask = left_pad(prompts, self.pad_id)
+        ids, mask = ids.to(device), mask.to(device)
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        # As generate does: no mask at all when no prompt is padded (SDPA's causal path).
+        padded = not bool(mask.all())
+        stops = torch.tensor(self.stops, device=device)
+        replies: list[list[int]] = [[] for _ in prompts]
+        live = list(range(len(prompts)))  # the batch's rows, as indices into prompts
+        cache = DynamicCache(config=self.model.config)
+        with torch.inference_mode():
+            out = self.model(input_ids=ids, attention_mask=mask if padded else None, position_ids=positions,
+                             past_key_values=cache, use_cache=True, logits_to_keep=1)
+            for step in range(max_new_tokens):
+                scores = out.logits[:, -1, :].float()
+                token = scores.argmax(-1) if sampler is None else sampler(None, scores).argmax(-1)
+                for row, t in zip(live, token.tolist()):
+                    replies[row].append(t)
+                if step + 1 == max_new_tokens:
+                    break
+                done = torch.isin(token, stops)
+                if bool(done.any()):
+                    keep = (~done).nonzero().squeeze(-1)
+                    live = [live[k] for k in keep.tolist()]
+                    if ended:
+                        ended(len(prompts) - len(live))
+                    if not live:
+                        break
+                    token, mask, positions = token[keep], mask[keep], positions[keep]
+                    cache.batch_select_indices(keep)
+                    if sampler is not None:
+                        sampler.keep(keep.tolist())
+                mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=-1)
+                positions = positions[:, -1:] + 1
+                out = self.model(input_ids=token[:, None], attention_mask=mask if padded else None, position_ids=positions,
+                                 past_key_values=cache, use_cache=True, logits_to_keep=1)
+        return replies
+
+    def generate(self, prompts: Sequence[Sequence[int]], max_new_tokens: int, sampler: RowSampler | None, device: Any,
+                 ended: Callable[[int], None] | None = None) -> list[list[int]]:
+        """`decode` through `model.generate` (the reference path): every row runs until the
+        batch's last one stops; the tokens a row makes after its stop are dropped by the caller."""
+        import torch
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+
+        generation = GenerationConfig(do_sample=False, max_new_tokens=max_new_tokens, eos_token_id=self.stops, pad_token_id=self.pad_id)
+        ids, mask = left_pad(prompts, self.pad_id)
+        processors = LogitsProcessorList([sampler]) if sampler is not None else None
+        watch = StoppingCriteriaList([ReplyCounter(self.stops, 0, len(prompts), lambda n, _total: ended(n))]) if ended else None
+        with torch.inference_mode():
+            out = self.model.generate(
+                input_ids=ids.to(device), attention_mask=mask.to(device), generation_config=generation, logits_processor=processors,
+                stopping_criteria=watch,
+            )
+        return out[:, ids.shape[1] :].tolist()
 
 
 class VLLMEngine:

@@ -54,6 +54,7 @@ def test_n_samples_gives_distinct_samples_with_their_own_seeds(sharp_engine, tas
         assert all(g.code == "" and g.extraction == "none" and g.extraction_reason for g in samples)
     assert progress == [(4, 9), (8, 9), (9, 9)]
     assert result.stats["n_replies"] == 9 and result.stats["n_tokens"] == 72 and result.stats["engine"] == "transformers"
+    assert result.stats["decoding"] == "loop"
 
 
 def test_a_result_round_trips_through_its_folder(sharp_engine, tasks, tmp_path):
@@ -75,3 +76,36 @@ def test_replies_are_cut_to_the_context_and_prompts_that_do_not_fit_are_refused(
         generate({"empty": ""}, GenerateConfig(**SHORT), engine=sharp_engine)
     with pytest.raises(ValueError, match="No tasks"):
         generate({}, GenerateConfig(**SHORT), engine=sharp_engine)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_the_decoding_loop_drops_ended_rows_and_replies_as_generate_does(sharp_engine, tasks, temperature):
+    """The engine's loop against model.generate (the reference path) on one batch whose rows end
+    at different steps: same tokens, same finish reasons, and the stop counts reported."""
+    from cuset.generate import TransformersEngine
+    from cuset.generate.engines import Request
+
+    model, tokenizer = sharp_engine.model, sharp_engine.tokenizer
+    rows = [tokenizer(t, add_special_tokens=False).input_ids[-60 + 9 * i :] for i, t in enumerate([*tasks.values()] * 2)]
+    requests = [Request(r, 100 + i) for i, r in enumerate(rows)]
+    config = GenerateConfig(max_new_tokens=24, temperature=temperature, batch_size=len(rows))
+    reference = TransformersEngine(model, tokenizer, drop_finished=False)
+    reference.stops = [len(tokenizer)]  # an id the model never writes: every row runs 24 tokens
+    free = [c.token_ids for c in reference.run(requests, config)]
+    # Stop tokens that end the rows at different steps, one of them (the last row's) at the cap:
+    # row r stops at the first token from position 2 + 3r on that no row wrote earlier in its reply.
+    stops: set[int] = set()
+    for r, reply in enumerate(free[:-1]):
+        stops |= {next(t for t in reply[2 + 3 * r :] if t not in free[-1] and all(t not in other[: 2 + 3 * r] for other in free))}
+    seen: dict[str, list[tuple[int, int]]] = {}
+    replies = {}
+    for name, drop in (("generate", False), ("loop", True)):
+        engine = TransformersEngine(model, tokenizer, drop_finished=drop)
+        engine.stops = sorted(stops)
+        seen[name] = []
+        replies[name] = engine.run(requests, config, progress=lambda d, n, name=name: seen[name].append((d, n)))
+    assert [(c.token_ids, c.finish_reason) for c in replies["loop"]] == [(c.token_ids, c.finish_reason) for c in replies["generate"]]
+    ends = {len(c.token_ids) for c in replies["loop"] if c.finish_reason == "eos"}
+    assert len(ends) >= 3 and (replies["loop"][-1].finish_reason, len(replies["loop"][-1].token_ids)) == ("length", 24)
+    assert [c[: len(r.token_ids)] for c, r in zip(free, replies["loop"])] == [c.token_ids for c in replies["loop"]]
+    assert seen["loop"] == seen["generate"] and seen["loop"][-1] == (len(rows), len(rows))
