@@ -4,9 +4,9 @@
     python -m benchmarks.generation --small    # smollm2-135m, 8 steps, batches up to 8 (what CI runs)
     python -m benchmarks.generation --model smollm2-135m
 
-Each row is one way of decoding with transformers' `generate` on this CPU (dtype x batch):
-"float32 x 4" is the evaluation path before this benchmark existed, the row marked `*` the
-one evaluations use now (GenerateConfig: dtype auto = the model's own, batch 48). Prompts are
+Each row is one way of decoding with the transformers engine on this CPU (dtype x batch; its
+decoding loop, from which no row leaves early here): "float32 x 4" is the evaluation path
+before this benchmark existed, the row marked `*` the one evaluations use now (GenerateConfig: dtype auto = the model's own, batch 48). Prompts are
 the one-shot prompts of the bundled suite's tasks (as evaluations build them), cut to a common
 length so that every row decodes the same shapes. Decoding speed comes from two runs per row
 that differ only in the number of new tokens (n_short, n_long): steps/s = (n_long - n_short) /
@@ -22,6 +22,13 @@ parameters x batch per step over the best bf16/fp32 matmul rate measured here) s
 Agreement: the greedy replies of each dtype against float32 at batch 1 (the reference path),
 token for token on the first prompts: the share of positions identical up to the first
 difference. bfloat16 rounds the logits, so replies may part where two tokens are nearly tied.
+
+Ragged batch: the evaluation's replies end at very different steps (on the cpu-coder passes
+32 of 49 ended within ~12 minutes and 17 ran to the cap). The engine's decoding loop drops a
+row once it stops; `model.generate` (the reference path, drop_finished=False) runs every row to
+the batch's last step. Both decode the widest batch with stop tokens picked from its free-running
+replies so that the rows end spread over the window, one of them at the cap; the decoding time
+(a prefill-only run subtracted) of each, and whether their replies are identical, token for token.
 
 Other engines: llama-cpp-python has no binary wheel on the package index this machine reaches
 (a source build needs cmake and a compile of llama.cpp), vLLM's CPU build is not on PyPI, and
@@ -112,6 +119,46 @@ def decode_rate(engine: Any, rows: list[list[int]], n_short: int, n_long: int) -
     return (n_long - n_short) / max(seconds[n_long] - seconds[n_short], 1e-9), tokens
 
 
+def staggered_stops(free: list[list[int]]) -> list[int]:
+    """Stop tokens that end the rows of a batch at steps spread over its window: row r at the
+    first token from position ~r/n of the way on that no row wrote before that position; the
+    last row has none of them (it runs to the cap)."""
+    stops: set[int] = set()
+    for r, reply in enumerate(free[:-1]):
+        at = 1 + r * (len(reply) - 2) // max(len(free) - 1, 1)
+        pick = next((t for t in reply[at:] if t not in free[-1] and all(t not in other[:at] for other in free)), None)
+        if pick is not None:
+            stops.add(pick)
+    return sorted(stops)
+
+
+def ragged(engine: Any, rows: list[list[int]], free: list[list[int]], n_long: int) -> dict[str, float]:
+    """Decoding seconds of the loop and of generate on one batch whose rows end at staggered
+    steps (prefill-only time subtracted), the share of row-steps generate spends on rows still
+    writing, and the share of rows whose replies are identical."""
+    from cuset.generate.config import GenerateConfig
+    from cuset.generate.engines import Request
+
+    requests = [Request(r, i) for i, r in enumerate(rows)]
+    kept, drop = engine.stops, engine.drop_finished
+    engine.stops = staggered_stops(free)
+    seconds, replies = {}, {}
+    try:
+        for name, flag, n in (("prefill", True, 1), ("generate", False, n_long), ("loop", True, n_long)):
+            engine.drop_finished = flag
+            started = time.perf_counter()
+            replies[name] = [c.token_ids for c in engine.run(requests, GenerateConfig(batch_size=len(rows), max_new_tokens=n, temperature=0.0))]
+            seconds[name] = time.perf_counter() - started
+    finally:
+        engine.stops, engine.drop_finished = kept, drop
+    lengths = [len(r) for r in replies["loop"]]
+    return {
+        "generate_s": max(seconds["generate"] - seconds["prefill"], 1e-9), "loop_s": max(seconds["loop"] - seconds["prefill"], 1e-9),
+        "useful": sum(lengths) / (len(lengths) * max(lengths)), "ended": sum(n < n_long for n in lengths) / len(lengths),
+        "identical": sum(a == b for a, b in zip(replies["loop"], replies["generate"])) / len(rows),
+    }
+
+
 def agreement(reference: list[list[int]], other: list[list[int]]) -> float:
     """Share of reference positions matched before the first difference, over all rows."""
     same = total = 0
@@ -170,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         engine = engines[dtype]
         rows = prompts(engine.tokenizer, batch, length)
         rate, tokens = decode_rate(engine, rows, n_short, n_long)
+        if (dtype, batch) == (own, widest):
+            stagger = ragged(engine, rows, tokens, n_long)
         nbytes, nparams = step_bytes(engine.model)
         if dtype == "bfloat16" and emulated:
             nbytes *= 2  # the weights' float32 copies are what the GEMMs read
@@ -191,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
                       ("vllm (CPU)", "its CPU build is not on PyPI"),
                       ("openvino-genai", "needs the model exported to OpenVINO IR (optimum-intel)")):
         print(f"{name:<28} not measured: {why}")
+    speedup = stagger["generate_s"] / stagger["loop_s"]
+    print(f"ragged batch {own} x{widest} ({stagger['ended']:.0%} of rows end before step {n_long}; generate's useful row-steps "
+          f"{stagger['useful']:.0%}): decoding generate {stagger['generate_s']:.1f} s, the engine's loop {stagger['loop_s']:.1f} s, "
+          f"{speedup:.2f}x; identical replies {stagger['identical']:.0%} of rows")
     agree = agreement(replies["float32"], replies["bfloat16"]) if fast_bf16 else None
     if agree is not None:
         print(f"greedy agreement bfloat16 vs float32 (batch 1, {n_agree} prompts x {n_long} tokens): {agree:.1%} of positions before the first difference")
@@ -202,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         "generation_bandwidth_fraction_batch1": round(results[(own, 1)]["bw"], 3),
         "generation_flop_fraction_current": round(chosen["flop"], 3),
         "generation_bf16_agreement": round(agree, 3) if agree is not None else None,
+        "generation_drop_finished_speedup": round(speedup, 2),
+        "generation_ragged_useful_share": round(stagger["useful"], 3),
+        "generation_loop_identical_share": round(stagger["identical"], 3),
     }
     print(json.dumps(figures))
     return 0
