@@ -204,6 +204,11 @@ class TransformersEngine:
     def context_length(self) -> int | None:
         return getattr(self.model.config, "max_position_embeddings", None)
 
+    @property
+    def decoding(self) -> str:
+        """How runs decode, as their stats record it: 'loop' (ended rows dropped) or 'generate'."""
+        return "loop" if self.drop_finished else "generate"
+
     def run(self, requests: Sequence[Request], config: GenerateConfig, progress: Callable[[int, int], None] | None = None) -> list[Completion]:
         from cuset import bf16
 

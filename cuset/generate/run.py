@@ -162,8 +162,7 @@ def generate(
         "finished_eos": sum(c.finish_reason == "eos" for c in completions),
         "with_code": sum(bool(g.code) for samples in generations.values() for g in samples),
         "engine": engine.name,
-        # transformers: its decoding loop drops a row once it stops; generate (the reference) keeps every row to the last
-        "decoding": ("loop" if engine.drop_finished else "generate") if hasattr(engine, "drop_finished") else engine.name,
+        "decoding": getattr(engine, "decoding", engine.name),
         "dtype": getattr(engine, "dtype", config.dtype),
         "batch_size": config.batch_size,
     }
