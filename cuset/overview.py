@@ -173,7 +173,8 @@ def overview() -> dict[str, Any]:
     return {
         "workspace": str(workspace_dir()),
         "model": model_name(),
-        "prepared_models": sorted(p.name for p in models_dir().iterdir() if p.is_dir() and not p.name.startswith(".")) if models_dir().is_dir() else [],
+        # model folders (a config.json), not the download caches beside them (gguf/, wheels/)
+        "prepared_models": sorted(p.parent.name for p in models_dir().glob("*/config.json")),
         "bundled_samples": split.get("n_samples", 0),
         "train_families": split.get("train_families", []),
         "held_out_families": split.get("held_out_families", []),

@@ -236,6 +236,20 @@ def test_jobs_are_listed_by_kind_with_their_own_columns_and_local_times():
         job_rows(listed, "training")
 
 
+def test_home_lists_prepared_model_folders_not_the_download_caches(tmp_path, monkeypatch):
+    from cuset.overview import overview
+
+    for folder in ("Qwen2.5-Coder-0.5B-Instruct", "tiny-random-smollm2"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "config.json").write_text("{}")
+    (tmp_path / "gguf").mkdir()
+    (tmp_path / "wheels").mkdir()
+    monkeypatch.setenv("CUSET_MODELS_DIR", str(tmp_path))
+    assert overview()["prepared_models"] == ["Qwen2.5-Coder-0.5B-Instruct", "tiny-random-smollm2"]
+    monkeypatch.setenv("CUSET_MODELS_DIR", str(tmp_path / "missing"))
+    assert overview()["prepared_models"] == []
+
+
 def test_runs_are_named_by_label_model_method_and_date():
     from cuset.overview import local_time, run_model, run_name
 
