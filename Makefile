@@ -7,6 +7,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 ADDRESS ?= 127.0.0.1
+# pytest processes for `make test` (pytest-xdist; 0 runs the suite in this process).
+TEST_WORKERS ?= 2
 
 .PHONY: setup run test lint bench-small models clean
 
@@ -34,7 +36,9 @@ run: setup
 
 test: setup
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q
+	# whole modules per worker (--dist loadscope): module fixtures, such as the suite's harness
+	# rows, are built once.
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 	$(MAKE) --no-print-directory bench-small
 
 bench-small: $(STAMP)

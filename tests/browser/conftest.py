@@ -59,9 +59,20 @@ def start_app(workspace: Path, log_name: str = "streamlit.log") -> tuple[subproc
     pytest.fail(f"streamlit did not start: {(workspace / log_name).read_text()[-2000:]}")
 
 
-@pytest.fixture(scope="session")
-def app_url(_workspace: Path) -> Iterator[str]:
-    proc, url = start_app(_workspace)
+@pytest.fixture(scope="package", autouse=True)
+def _browser_workspace(_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A workspace of the browser tests' own. They assert on what the app lists (jobs, runs),
+    so they need one that other tests have not written to; `make test` runs modules in two
+    processes in no fixed order, and a process's workspace holds whatever ran there before."""
+    path = tmp_path_factory.mktemp("browser-workspace")
+    os.environ["CUSET_WORKSPACE"] = str(path)
+    yield path
+    os.environ["CUSET_WORKSPACE"] = str(_workspace)
+
+
+@pytest.fixture(scope="package")
+def app_url(_browser_workspace: Path) -> Iterator[str]:
+    proc, url = start_app(_browser_workspace)
     yield url
     proc.terminate()
     proc.wait(timeout=10)

@@ -91,7 +91,14 @@ def local_tokenizer(name: str):
     return models.load_tokenizer(name)
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+def _by_model_size(preset: str):
+    """The gpu preset's coder-1.5b is prepared on first use (a 1.1 GB download, ~2.5 min here):
+    its case runs with `pytest -m heavy`, the others in `make test`."""
+    heavy = TrainConfig.from_preset(preset).model == "coder-1.5b"
+    return pytest.param(preset, marks=pytest.mark.heavy) if heavy else preset
+
+
+@pytest.mark.parametrize("preset", [_by_model_size(p) for p in sorted(PRESETS)])
 def test_no_preset_drops_or_silently_cuts_a_bundled_sample(preset):
     """Every bundled sample, rendered as training renders it, fits the preset's max_length under
     its model's tokenizer; the one preset that cuts (tiny, a random model for fast tests) says so."""
