@@ -398,7 +398,10 @@ def test_the_main_figure_and_table_come_from_the_results_files_alone(tmp_path):
     # an experiment with only sft evaluated says so in its paired panel (not "no sft run")
     write_results(tmp_path / "exp-b", pd.DataFrame(rows("sft", "greedy", sft)))
     texts = [t.get_text() for ax in experiment_figure(experiment_results(tmp_path)).axes for t in ax.texts]
-    assert texts == [" p=0.5", "only sft so far:\nnothing to pair"]  # exp-a's sign test, then exp-b's note
+    # exp-a's sign tests in pass@1 (b) and in compile rate (c: every greedy reply compiles here, 4 ties),
+    # then exp-b's note in both of its paired panels
+    assert texts == ["p=0.5", "p=1", "only sft so far:\nnothing to pair", "only sft so far:\nnothing to pair"]
+    assert "Compile rate against sft: cuset (greedy) +0.0 points [-49.0, +49.0], p = 1." in caption  # all ties: the zero-count bound
 
 
 def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypatch, capsys):

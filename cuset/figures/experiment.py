@@ -5,9 +5,11 @@
     fig = experiment_figure(results)
 
 One row per experiment: (a) pass@1 per method with its 95% interval, overall and per split, for
-each evaluation mode (greedy, sampled); (b) each method minus sft, paired by task, with its
-bootstrap 95% interval (a bar whose interval spans zero is drawn hollow). The numbers are those
-of summary.csv and paired.csv (cuset.experiment.results), so nothing is recomputed here.
+each evaluation mode (greedy, sampled); (b) each method minus sft in pass@1 and (c) in the share
+of candidates that compile, paired by task, with bootstrap 95% intervals (a bar whose interval
+spans zero is drawn hollow). While no method solves a task, (c) is where methods differ. The
+numbers are those of summary.csv and paired.csv (cuset.experiment.results), so nothing is
+recomputed here.
 """
 
 from __future__ import annotations
@@ -42,11 +44,12 @@ def _method_order(methods: Any) -> list[str]:
 
 
 def experiment_figure(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> Any:
-    """Rows of (a) pass@1 with intervals by split and mode, (b) method - sft per task."""
+    """Rows of (a) pass@1 with intervals by split and mode, (b) and (c) method - sft per task in
+    pass@1 and in compile rate."""
     with _style():
-        fig = _new_figure(2.6 * len(results))
-        grid = fig.subplots(len(results), 2, squeeze=False, width_ratios=[2.2, 1])
-        for (name, (summary, paired)), (ax, ax_diff) in zip(results.items(), grid):
+        fig = _new_figure(2.8 * len(results), width=10.0)
+        grid = fig.subplots(len(results), 3, squeeze=False, width_ratios=[2.2, 1, 1])
+        for (name, (summary, paired)), (ax, ax_diff, ax_compile) in zip(results.items(), grid):
             methods = _method_order(summary["method"])
             colours = method_colours(methods)
             part = summary[summary["by"].isin(["all", "split"])]
@@ -68,25 +71,32 @@ def experiment_figure(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) 
                 err = np.clip(np.vstack([rate_a - np.array(low, dtype=float), np.array(high, dtype=float) - rate_a]), 0, None)
                 ax.bar(x, 100 * rate_a, width=width * 0.92, color=colours[method], label=method)
                 ax.errorbar(x, 100 * rate_a, yerr=100 * err, fmt="none", ecolor="#333333", elinewidth=0.8)
-            ax.set_xticks(np.arange(len(groups)), [f"{g.replace('_', '-')}\n{mode}" for mode, g in groups])
+            ax.set_xticks(np.arange(len(groups)), [f"{_SHORT.get(g, g)}\n{mode}" for mode, g in groups], fontsize="small")
             ax.set_ylim(0, 105)
             ax.set_ylabel("pass@1 (%)")
             ax.set_title(f"(a) {name}: pass@1, 95% intervals")
-            ax.legend(loc="upper right", ncols=min(len(methods), 5), fontsize="small", frameon=False)
-            _paired_panel(ax_diff, paired, colours, name, has_sft="sft" in methods)
+            ax.legend(loc="upper right", ncols=min(len(methods), 3), fontsize="small", frameon=False)
+            _paired_panel(ax_diff, paired, colours, "correct", has_sft="sft" in methods)
+            _paired_panel(ax_compile, paired, colours, "compiled", has_sft="sft" in methods, labels=False)
     return fig
 
 
-def _paired_panel(ax: Any, paired: pd.DataFrame, colours: dict[str, str], name: str, has_sft: bool = True) -> None:
-    paired = paired_of(paired, "correct")
+_SHORT = {"held_out": "held-out", "in_distribution": "in-dist."}
+_PANEL = {"correct": ("(b) pass@1", "pass@1"), "compiled": ("(c) compile rate", "compile rate")}
+
+
+def _paired_panel(ax: Any, paired: pd.DataFrame, colours: dict[str, str], metric: str, has_sft: bool = True,
+                  labels: bool = True) -> None:
+    title, what = _PANEL[metric]
+    paired = paired_of(paired, metric)
     ax.axvline(0, color="#555555", linewidth=0.8)
-    ax.set_title(f"(b) {name}: method - sft per task")
+    ax.set_title(f"{title}, method - sft")
     if paired.empty:
         text = "only sft so far:\nnothing to pair" if has_sft else "no sft run to pair with"
         ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
         ax.set_yticks([])
         return
-    labels = [f"{r.method} ({r.mode})" for r in paired.itertuples()]
     y = np.arange(len(paired))[::-1]
     for yi, r in zip(y, paired.itertuples()):
         spans = bool(r.spans_zero) if not isinstance(r.spans_zero, str) else r.spans_zero == "True"
@@ -94,9 +104,9 @@ def _paired_panel(ax: Any, paired: pd.DataFrame, colours: dict[str, str], name: 
         ax.barh(yi, 100 * r.diff, color="none" if spans else colour, edgecolor=colour, height=0.6)
         ax.errorbar(100 * r.diff, yi, xerr=[[100 * (r.diff - r.diff_low)], [100 * (r.diff_high - r.diff)]], fmt="none",
                     ecolor="#333333", elinewidth=0.8)
-        ax.text(1.0, yi, f" p={r.sign_p:.2g}", va="center", fontsize="small", transform=ax.get_yaxis_transform())
-    ax.set_yticks(y, labels)
-    ax.set_xlabel("difference in pass@1 (points)")
+        ax.text(0.98, yi + 0.42, f"p={r.sign_p:.2g}", ha="right", va="center", fontsize="x-small", transform=ax.get_yaxis_transform())
+    ax.set_yticks(y, [f"{r.method} ({r.mode})" for r in paired.itertuples()] if labels else [])
+    ax.set_xlabel(f"{what} difference (points)")
 
 
 def experiment_caption(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> str:
@@ -107,9 +117,12 @@ def experiment_caption(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]])
         numbers = ", ".join(f"{method} {mode} {100 * rate:.1f}%" for method, mode, rate in zip(overall["method"], overall["mode"], overall["pass@1"]))
         diffs = "; ".join(f"{r.method} ({r.mode}) {100 * r.diff:+.1f} points [{100 * r.diff_low:+.1f}, {100 * r.diff_high:+.1f}], "
                           f"sign test p = {r.sign_p:.2g}" for r in paired_of(paired, "correct").itertuples())
+        compiled = "; ".join(f"{r.method} ({r.mode}) {100 * r.diff:+.1f} points [{100 * r.diff_low:+.1f}, {100 * r.diff_high:+.1f}], "
+                             f"p = {r.sign_p:.2g}" for r in paired_of(paired, "compiled").itertuples())
         tasks = int(overall["tasks"].max()) if len(overall) else 0
-        parts.append(f"{name} ({tasks} tasks): pass@1 {numbers}." + (f" Against sft, paired by task: {diffs}." if diffs else ""))
+        parts.append(f"{name} ({tasks} tasks): pass@1 {numbers}." + (f" Against sft, paired by task: {diffs}." if diffs else "")
+                     + (f" Compile rate against sft: {compiled}." if compiled else ""))
     return ("Functional correctness of each method in the experiments (analysis/results/NAME/): (a) pass@1 with 95% intervals "
             "(Wilson with one candidate per task, else a bootstrap over tasks), overall and on in-distribution vs held-out families; "
-            "(b) the per-task difference from sft with a bootstrap 95% interval (hollow: the interval spans zero) and the exact "
-            "sign test's p. " + " ".join(parts))
+            "(b) the per-task difference from sft in pass@1 and (c) in compile rate, with bootstrap 95% intervals (hollow: the "
+            "interval spans zero) and the exact sign test's p. " + " ".join(parts))
