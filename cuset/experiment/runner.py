@@ -638,7 +638,7 @@ def dry_run(config: ExperimentConfig, out_dir: str | Path) -> list[str]:
         else:
             e = config.evaluation
             detail = f"{e.suite} levels {e.levels or 'all'}{' ' + e.split if e.split else ''}, " + (
-                "1 greedy candidate per task" if unit.mode == "greedy" else f"{e.n_samples} samples at T={e.temperature}")
+                "1 greedy candidate per task" if unit.mode == "greedy" else f"{e.n_samples} sample{'s' * (e.n_samples != 1)} at T={e.temperature}")
             detail += f" (after {unit.needs})" if unit.needs else " (the base model)"
         lines.append(f"  {unit.key:48} {what}: {detail}")
     lines.append(f"estimate: {todo_min / 60:.1f} h left ({prior['train_min']:g} min per fine-tune, {prior['greedy_min']:g} per greedy and "
