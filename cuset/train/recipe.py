@@ -54,7 +54,8 @@ class Progress(Protocol):
 
 
 def last_checkpoint(folder: Path) -> Path | None:
-    """The newest complete checkpoint (trainer_state.json is written last) in `folder`."""
+    """The newest complete checkpoint in `folder`: trainer_state.json is written last, and a
+    process killed while writing it leaves it empty or cut, so it must also parse."""
     if not folder.is_dir():
         return None
     found = []
@@ -62,7 +63,13 @@ def last_checkpoint(folder: Path) -> Path | None:
         suffix = path.name.removeprefix("checkpoint-")
         if suffix.isdigit() and (path / "trainer_state.json").is_file():
             found.append((int(suffix), path))
-    return max(found)[1] if found else None
+    for _, path in sorted(found, reverse=True):
+        try:
+            json.loads((path / "trainer_state.json").read_text())
+        except (ValueError, OSError):
+            continue
+        return path
+    return None
 
 
 class FineTune:

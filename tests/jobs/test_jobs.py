@@ -15,6 +15,7 @@ import pytest
 
 from cuset import jobs
 from cuset.jobs.runner import group_members
+from cuset.train.recipe import last_checkpoint
 from tests.jobs.conftest import processes_naming, tiny, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,8 +23,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_a_killed_job_is_lost_then_resumes_from_its_checkpoint(workspace):
     job = jobs.submit(tiny(max_steps=16, save_steps=4))
-    checkpoint = job.folder / "checkpoints" / "checkpoint-4" / "trainer_state.json"
-    wait_for(checkpoint.is_file, 90, "the first checkpoint")
+    checkpoints = job.folder / "checkpoints"
+    # complete: trainer_state.json is written last, and is empty while being written
+    wait_for(lambda: last_checkpoint(checkpoints) is not None, 90, "the first complete checkpoint")
     running = jobs.get(job.id)
     assert running.status == "running" and running.step < 16
     os.kill(running.pid, signal.SIGKILL)
@@ -41,6 +43,18 @@ def test_a_killed_job_is_lost_then_resumes_from_its_checkpoint(workspace):
     assert f"resuming from {resumed}" in jobs.read_log(job.id, 0)
     assert [r["step"] for r in jobs.read_job_metrics(job.id)] == list(range(1, 17))
     assert (done.attempts, done.step, done.total_steps) == (2, 16, 16)
+
+
+def test_resume_skips_a_checkpoint_cut_while_its_state_was_written(tmp_path):
+    """A job killed while transformers writes a checkpoint's trainer_state.json (seen in CI:
+    empty file, JSONDecodeError on resume) resumes from the newest checkpoint that is whole."""
+    for step, text in ((4, '{"global_step": 4}'), (8, ""), (12, '{"global_st')):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+        (tmp_path / f"checkpoint-{step}" / "trainer_state.json").write_text(text)
+    (tmp_path / "checkpoint-16").mkdir()  # no state yet
+    assert last_checkpoint(tmp_path) == tmp_path / "checkpoint-4"
+    (tmp_path / "checkpoint-4" / "trainer_state.json").write_text("")
+    assert last_checkpoint(tmp_path) is None
 
 
 def test_a_queued_job_is_started_by_the_job_that_frees_the_slot(workspace, monkeypatch):
