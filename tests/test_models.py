@@ -3,6 +3,9 @@ scored end to end."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -22,13 +25,9 @@ def test_name_precedence(monkeypatch):
 def test_setup_prepares_the_shared_list_and_nothing_else(monkeypatch, capsys):
     """`make setup` runs `python -m cuset.models --setup`, which prepares SETUP_MODELS; tests mark
     a model outside it heavy through prepared_by_setup, so the two cannot drift apart."""
-    from pathlib import Path
-
     assert "$(PY) -m cuset.models --setup" in (Path(__file__).parents[1] / "Makefile").read_text()
     assert [models.prepared_by_setup(n) for n in ("coder-0.5b", "default", "smollm2-135m", "tiny", "tiny-random")] == [True] * 5
     assert [models.prepared_by_setup(n) for n in ("coder-1.5b", "some/hub-id", "/a/folder")] == [False] * 3
-    from types import SimpleNamespace
-
     asked = []
     monkeypatch.setattr(models, "resolve", lambda name: asked.append(name) or SimpleNamespace(name=name, source=f"/m/{name}"))
     assert models.main(["--setup"]) == 0 and asked == list(models.SETUP_MODELS)

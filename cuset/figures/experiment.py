@@ -109,16 +109,20 @@ def _paired_panel(ax: Any, paired: pd.DataFrame, colours: dict[str, str], metric
     ax.set_xlabel(f"{what} difference (points)")
 
 
+def _differences(paired: pd.DataFrame, metric: str, p_label: str) -> str:
+    """The caption's 'method (mode) +d points [low, high], p = ...' list for one metric."""
+    return "; ".join(f"{r.method} ({r.mode}) {100 * r.diff:+.1f} points [{100 * r.diff_low:+.1f}, {100 * r.diff_high:+.1f}], "
+                     f"{p_label} = {r.sign_p:.2g}" for r in paired_of(paired, metric).itertuples())
+
+
 def experiment_caption(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]]) -> str:
     """The caption with the headline numbers of each experiment."""
     parts = []
     for name, (summary, paired) in results.items():
         overall = summary[summary["by"] == "all"]
         numbers = ", ".join(f"{method} {mode} {100 * rate:.1f}%" for method, mode, rate in zip(overall["method"], overall["mode"], overall["pass@1"]))
-        diffs = "; ".join(f"{r.method} ({r.mode}) {100 * r.diff:+.1f} points [{100 * r.diff_low:+.1f}, {100 * r.diff_high:+.1f}], "
-                          f"sign test p = {r.sign_p:.2g}" for r in paired_of(paired, "correct").itertuples())
-        compiled = "; ".join(f"{r.method} ({r.mode}) {100 * r.diff:+.1f} points [{100 * r.diff_low:+.1f}, {100 * r.diff_high:+.1f}], "
-                             f"p = {r.sign_p:.2g}" for r in paired_of(paired, "compiled").itertuples())
+        diffs = _differences(paired, "correct", "sign test p")
+        compiled = _differences(paired, "compiled", "p")
         tasks = int(overall["tasks"].max()) if len(overall) else 0
         parts.append(f"{name} ({tasks} tasks): pass@1 {numbers}." + (f" Against sft, paired by task: {diffs}." if diffs else "")
                      + (f" Compile rate against sft: {compiled}." if compiled else ""))
