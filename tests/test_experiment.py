@@ -608,3 +608,55 @@ def test_a_hand_run_fine_tune_is_adopted_only_when_its_config_is_the_units(tmp_p
     monkeypatch.setattr(background, "following", lambda name: 4242 if name == config.name else None)
     with pytest.raises(ValueError, match="follower .process 4242. is running"):
         adopt_job(config, out, "train/tiny/cuset/s42", other.id)
+
+
+def test_each_finished_unit_keeps_its_replies_beside_its_rows(tmp_path, monkeypatch):
+    """candidates.csv keeps an error's first line; replies/<unit>.jsonl.gz keeps the whole reply,
+    code and error of every candidate, byte-stable across rewrites, and a unit done in another
+    workspace keeps the file it has. A broken file is refused naming the file and line."""
+    import gzip
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    from cuset.evaluate.results import ResultStore
+    from cuset.experiment.results import read_replies, replies_path
+    from cuset.experiment.runner import progress_of, unit_label, write_results_of
+
+    config = ExperimentConfig.from_dict(TINY)
+    units = plan(config)
+    unit = next(u for u in units if u.key == "eval/tiny/sft/s42/greedy")
+    store = ResultStore()
+    run = store.create_run(label=unit_label(config.name, unit), model="job:1", method="sft", suite="bundled", backend="cpu", n_samples=1)
+    reply = "```python\ncuda_source = r\"\"\"\n__global__ void k(float* x) { x[threadIdx.x + 1] = 0; }\n\"\"\"\n```"
+    store.add_results(run, [
+        {"task_id": "L1_1", "sample": 0, "level": 1, "status": "wrong_result", "compiled": True, "correct": False,
+         "message": "max abs error 1.0\nat [0, 3]", "first_diff": "[0, 3]: 0.0 vs 1.0", "reply": reply, "code": reply[10:-4]},
+        {"task_id": "L1_0", "sample": 0, "level": 1, "status": "compile_error", "compiled": False, "correct": False,
+         "message": "error: expected ';'", "error_line": 12, "reply": "no code here", "code": ""},
+    ])
+    store.finish_run(run, "completed", {})
+    out = tmp_path / "out"
+    state = State(out / "state.json")
+    state.units[unit.key] = UnitState(status="done", job=run, run_id=run)
+    write_results_of(config, units, state, out, progress_of(config, units, state))
+    path = replies_path(out, unit.run_info)
+    assert path == out / "replies" / "tiny_sft_s42_greedy.jsonl.gz"
+    records = read_replies(out, unit.run_info)
+    assert [(r["task"], r["status"], r["error_line"]) for r in records] == [("L1_0", "compile_error", 12), ("L1_1", "wrong_result", None)]
+    assert records[1]["reply"] == reply and records[1]["message"] == "max abs error 1.0\nat [0, 3]"
+    assert records[1]["first_diff"] == "[0, 3]: 0.0 vs 1.0" and records[0]["code"] == ""
+    before = path.read_bytes()
+    write_results_of(config, units, state, out, progress_of(config, units, state))
+    assert path.read_bytes() == before  # no time stamp in the gzip: a rewrite changes nothing
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh-ws"))  # the unit's run is not in this store
+    write_results_of(config, units, state, out, progress_of(config, units, state))
+    assert path.read_bytes() == before and len(read_results(out)[0]) == 2
+
+    path.write_bytes(gzip.compress(b'{"task": "L1_0"}\nnot json\n'))
+    with pytest.raises(ValueError, match=r"tiny_sft_s42_greedy.jsonl.gz, line 1: missing field\(s\) sample"):
+        read_replies(out, unit.run_info)
+    path.write_bytes(b"plain text")
+    with pytest.raises(ValueError, match="not a gzip file"):
+        read_replies(out, unit.run_info)
+    with pytest.raises(ValueError, match="is missing"):
+        read_replies(out, RunInfo("tiny", "cuset", 42, "greedy"))

@@ -6,6 +6,7 @@ method against `sft` paired by task. Pure functions of a candidates table, plus 
     summary = summary_table(candidates)                        # by model, method, mode and level / split
     paired = paired_table(candidates)                          # method - sft per task, bootstrap CI, sign test
     write_results(out_dir, candidates)                         # candidates.csv, summary.csv, paired.csv, table.md
+    write_replies(out_dir, frame, runs)                        # replies/MODEL_METHOD_sSEED_MODE.jsonl.gz: what was generated
 
 Statistics, and why:
 - pass@k per task is the unbiased estimator (cuset.evaluate.metrics.pass_at_k) from the task's
@@ -21,6 +22,7 @@ Statistics, and why:
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from collections.abc import Mapping
@@ -35,6 +37,8 @@ REFERENCE = "sft"
 CANDIDATE_COLUMNS = ("model", "method", "seed", "mode", "task", "level", "split", "family", "sample", "status", "compiled", "correct",
                      "error_line", "error")
 N_BOOT = 10_000
+REPLIES = "replies"  # the results folder's subfolder of generated replies, one file per evaluated unit
+REPLY_FIELDS = ("task", "sample", "status", "error_line", "message", "first_diff", "reply", "code")
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,80 @@ def _method_key(column: pd.Series) -> pd.Series:
     from cuset.figures.draw import method_sort_key
 
     return column.map(lambda m: method_sort_key(m) if m != "base" else (-1, m))
+
+
+# --- the replies: the evidence behind each row ----------------------------------------------------
+
+
+def replies_path(out_dir: str | Path, info: RunInfo) -> Path:
+    """replies/<model>_<method>_s<seed>_<mode>.jsonl.gz of a results folder."""
+    return Path(out_dir) / REPLIES / f"{info.model}_{info.method}_s{info.seed}_{info.mode}.jsonl.gz"
+
+
+def reply_records(frame: pd.DataFrame, run_id: int) -> list[dict[str, Any]]:
+    """One dict per candidate of the run (REPLY_FIELDS, ordered by task and sample): the whole
+    reply, the code extracted from it, the whole error message and the first differing output
+    element. candidates.csv keeps the first line of the error only; these keep what is needed
+    to ask later why a method fails (a reply that never closes its code, an invented API)."""
+    rows = frame[frame["run_id"] == run_id].sort_values(["task_id", "sample"])
+    records = []
+    for row in rows.itertuples(index=False):
+        line = getattr(row, "error_line", None)
+        records.append({
+            "task": row.task_id, "sample": int(row.sample), "status": row.status,
+            "error_line": None if line is None or line != line else int(line),
+            **{name: str(getattr(row, name, "") or "") for name in ("message", "first_diff", "reply", "code")},
+        })
+    return records
+
+
+def write_replies(out_dir: str | Path, frame: pd.DataFrame, runs: Mapping[int, RunInfo]) -> list[Path]:
+    """replies/<unit>.jsonl.gz for each run in `runs` that has rows in `frame` (a ResultStore
+    frame). gzip without a time stamp, so the same replies give the same bytes and a rewrite
+    after every pass changes no committed file; a unit whose rows are not in `frame` (done in
+    another workspace) keeps the file it has."""
+    from cuset.figures.draw import atomic_write
+
+    paths = []
+    if frame is None or frame.empty:
+        return paths
+    for run_id, info in runs.items():
+        records = reply_records(frame, run_id)
+        if not records:
+            continue
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+        data = gzip.compress(text, compresslevel=9, mtime=0)
+        path = replies_path(out_dir, info)
+        if path.is_file() and path.read_bytes() == data:
+            paths.append(path)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda tmp, data=data: tmp.write_bytes(data))
+        paths.append(path)
+    return paths
+
+
+def read_replies(out_dir: str | Path, info: RunInfo) -> list[dict[str, Any]]:
+    """The replies of one evaluated unit as written by write_replies; a ValueError naming the
+    file and line when it is missing or not what write_replies writes."""
+    path = replies_path(out_dir, info)
+    if not path.is_file():
+        raise ValueError(f"{path} is missing: the unit's replies were not kept (evaluated before replies were kept, or not yet).")
+    try:
+        lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not a gzip file of JSON lines ({exc})") from exc
+    records = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {number}: not JSON ({exc.msg})") from exc
+        missing = [f for f in REPLY_FIELDS if f not in record]
+        if missing:
+            raise ValueError(f"{path}, line {number}: missing field(s) {', '.join(missing)}")
+        records.append(record)
+    return records
 
 
 # --- statistics ---------------------------------------------------------------------------------

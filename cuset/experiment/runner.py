@@ -412,24 +412,36 @@ def progress_of(config: ExperimentConfig, units: list[Unit], state: State) -> Pr
     return Progress(done, failed, len(units), eta, active)
 
 
-def collect(units: list[Unit], state: State, committed: Any = None, name: str = "") -> Any:
-    """The candidates table of every finished evaluation unit: from the result store, or, for a
-    unit whose run is not in this workspace's store (a fresh clone, a replaced machine), from
-    the rows the results folder already holds (`committed`, its candidates.csv). With the
-    experiment's `name`, a stored run counts only if it carries the unit's label: a replaced
-    workspace numbers its runs from 1 again, so an id alone can name another unit's run."""
+def stored_runs(units: list[Unit], state: State, name: str = "") -> tuple[Any, dict[int, Any]]:
+    """(ResultStore frame, {run id: RunInfo}) of the finished evaluation units whose runs are in
+    this workspace's store. With the experiment's `name`, a stored run counts only if it carries
+    the unit's label: a replaced workspace numbers its runs from 1 again, so an id alone can
+    name another unit's run."""
     import pandas as pd
 
     from cuset.evaluate.results import ResultStore
-    from cuset.experiment.results import CANDIDATE_COLUMNS, candidate_rows, sort_candidates
 
     done = [u for u in units if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE]
     runs = {state.units[u.key].run_id: u.run_info for u in done if state.units[u.key].run_id is not None}
-    frame = ResultStore().frame(list(runs)) if runs else None
-    if name and frame is not None and not frame.empty:
+    frame = ResultStore().frame(list(runs)) if runs else pd.DataFrame()
+    if name and not frame.empty:
         labels = {state.units[u.key].run_id: unit_label(name, u) for u in done}
         frame = frame[frame["run_id"].map(labels) == frame["label"]]
-    fresh = candidate_rows(frame if frame is not None else pd.DataFrame(), runs)
+    return frame, runs
+
+
+def collect(units: list[Unit], state: State, committed: Any = None, name: str = "", stored: Any = None) -> Any:
+    """The candidates table of every finished evaluation unit: from the result store, or, for a
+    unit whose run is not in this workspace's store (a fresh clone, a replaced machine), from
+    the rows the results folder already holds (`committed`, its candidates.csv). `stored` is
+    stored_runs(units, state, name), when the caller has it already."""
+    import pandas as pd
+
+    from cuset.experiment.results import CANDIDATE_COLUMNS, candidate_rows, sort_candidates
+
+    done = [u for u in units if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE]
+    frame, runs = stored if stored is not None else stored_runs(units, state, name)
+    fresh = candidate_rows(frame, runs)
     if committed is None or committed.empty:
         return fresh
     have = set(fresh[["model", "method", "seed", "mode"]].astype(str).itertuples(index=False, name=None)) if len(fresh) else set()
@@ -565,14 +577,16 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, poll_s: float 
 def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, out: Path, progress: Progress) -> list[Path]:
     """The results folder from the units finished so far: configs, candidates.csv, summary.csv,
     paired.csv, table.md and summary.json (unit counts, failures, minutes per unit)."""
-    from cuset.experiment.results import write_results
+    from cuset.experiment.results import write_replies, write_results
 
     write_configs(config, units, state, out)
     failed = {k: v.error for k, v in state.units.items() if v.status == FAILED}
     minutes = {u.key: round((state.units[u.key].finished - state.units[u.key].started) / 60, 1) for u in units
                if u.key in state.units and state.units[u.key].finished and state.units[u.key].started}
     generation = {u.key: state.units[u.key].generation for u in units if u.key in state.units and state.units[u.key].generation}
-    candidates = collect(units, state, committed_candidates(out), config.name)
+    stored = stored_runs(units, state, config.name)
+    candidates = collect(units, state, committed_candidates(out), config.name, stored)
+    write_replies(out, *stored)
     missing = missing_rows(units, state, candidates)
     for unit in missing:
         print(f"{config.name}: {unit.key} is done, but neither this workspace's result store (a run labelled "

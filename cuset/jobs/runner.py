@@ -464,8 +464,9 @@ def _adapter_digests(final: Path) -> dict[str, Any] | None:
 def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None) -> str:
     """Copy completed fine-tune `job_id`'s LoRA adapter (final/: adapter config and weights,
     the tokenizer is its base's) and its records into `dest`, whole or not at all; kept.json
-    records each adapter file's size and sha256. Returns a line saying what was kept, or why
-    not (no final model, a full fine-tune's weights, an adapter over `limit_mb`, a disk error);
+    records each adapter file's size and sha256; of a full fine-tune only the records are kept
+    (`_keep_records`). Returns a line saying what was kept, or why not (no final model, an
+    adapter over `limit_mb`, a disk error);
     '' when `dest` already holds this adapter (a copy of another is replaced). The job's files
     are read from this workspace's jobs folder, so `store` must be this workspace's."""
     dest = Path(dest)
@@ -477,7 +478,7 @@ def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobSto
     if not final.is_dir():
         return f"job {job_id} has no final model at {final}; nothing kept"
     if not all(f.is_file() for f in files):
-        return f"job {job_id}'s final model ({final}) is a full fine-tune, not a LoRA adapter; not kept (its weights are too large)"
+        return _keep_records(job, dest)
     size_mb = sum(f.stat().st_size for f in files) / 2**20
     if size_mb > limit_mb:
         return f"job {job_id}'s adapter is {size_mb:.0f} MB, over the {limit_mb:.0f} MB kept; not kept"
@@ -490,28 +491,58 @@ def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobSto
         except (OSError, ValueError):
             pass
         replaced = " (replacing the copy of another adapter there)"
+    meta = {"job": job.id, "method": job.method, "preset": job.preset, "model": job.model, "started": job.started,
+            "finished": job.finished, "steps": job.step, "adapter_mb": round(size_mb, 1), "files": digests}
+    try:
+        contents = {**_record_contents(job), KEPT_MARKER: json.dumps(meta, indent=2).encode()}
+        _replace_folder(dest, contents, {f"final/{f.name}": f for f in files})
+    except OSError as exc:
+        return f"job {job_id}'s adapter not kept in {dest}: {exc}"
+    return f"job {job_id}'s adapter ({size_mb:.0f} MB) and records kept in {dest}{replaced}"
+
+
+def _record_contents(job: Job) -> dict[str, bytes]:
+    """The job's records by file name (KEPT_RECORDS that exist, and result.json)."""
+    folder = job_folder(job.id)
+    contents = {name: (folder / name).read_bytes() for name in KEPT_RECORDS if (folder / name).is_file()}
+    contents["result.json"] = json.dumps(job.result, indent=2).encode()
+    return contents
+
+
+def _keep_records(job: Job, dest: Path) -> str:
+    """A full fine-tune's records without its weights (hundreds of MB): its config, data counts,
+    per-step metrics, log and result, so a results folder still shows how it trained (its loss
+    and NLL curves) after the workspace is gone. No kept.json, so nothing restores it as a model;
+    a kept adapter already in `dest` is left alone. '' when `dest` holds these records already."""
+    if (dest / KEPT_MARKER).is_file():
+        return f"job {job.id} is a full fine-tune and {dest} holds a kept adapter; left as it is"
+    try:
+        contents = _record_contents(job)
+        if all((dest / name).is_file() and (dest / name).read_bytes() == data for name, data in contents.items()):
+            return ""
+        _replace_folder(dest, contents)
+    except OSError as exc:
+        return f"job {job.id}'s records not kept in {dest}: {exc}"
+    return f"job {job.id} is a full fine-tune: its records kept in {dest}, not its weights (too large to commit)"
+
+
+def _replace_folder(dest: Path, contents: dict[str, bytes], copies: dict[str, Path] | None = None) -> None:
+    """Make `dest` hold exactly `contents` (relative name -> bytes) and `copies` (relative name
+    -> file to copy), whole or not at all: built in a temporary folder beside it, then renamed."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
         os.chmod(tmp, 0o755)  # mkdtemp's 0700 would make the kept folder private to this user
-        (tmp / "final").mkdir()
-        for f in files:
-            shutil.copyfile(f, tmp / "final" / f.name)
-        for name in KEPT_RECORDS:
-            if (job_folder(job_id) / name).is_file():
-                shutil.copyfile(job_folder(job_id) / name, tmp / name)
-        (tmp / "result.json").write_text(json.dumps(job.result, indent=2))
-        meta = {"job": job.id, "method": job.method, "preset": job.preset, "model": job.model, "started": job.started,
-                "finished": job.finished, "steps": job.step, "adapter_mb": round(size_mb, 1), "files": digests}
-        (tmp / KEPT_MARKER).write_text(json.dumps(meta, indent=2))
+        for name, source in (copies or {}).items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, tmp / name)
+        for name, data in contents.items():  # KEPT_MARKER last in `contents`: written after everything else
+            (tmp / name).write_bytes(data)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
-    except OSError as exc:
-        return f"job {job_id}'s adapter not kept in {dest}: {exc}"
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return f"job {job_id}'s adapter ({size_mb:.0f} MB) and records kept in {dest}{replaced}"
 
 
 def restore_finished(kept: Path, store: JobStore | None = None) -> Job | None:

@@ -4,6 +4,7 @@ database from before the Ray columns."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -213,14 +214,30 @@ def test_a_kept_lora_fine_tune_is_restored_into_another_workspace(workspace, tmp
     assert restore_finished(kept, store) is not None
 
 
-def test_a_full_fine_tune_is_not_kept(workspace, tmp_path):
-    from cuset.jobs.runner import keep_finished
+def test_a_full_fine_tune_keeps_its_records_but_not_its_weights(workspace, tmp_path):
+    """Its weights are hundreds of MB; its metrics and log are what a results folder needs to
+    show how it trained. Nothing makes the records a restorable model (no kept.json)."""
+    from cuset.jobs.runner import KEPT_MARKER, keep_finished, restore_finished
 
     store = jobs.JobStore()
     job_id = store.create("train", "sft", "tiny", "tiny")
-    (jobs.job_folder(job_id) / "final").mkdir(parents=True)
-    (jobs.job_folder(job_id) / "final" / "config.json").write_text("{}")
-    store.update(job_id, status="completed", result={"final_model": str(jobs.job_folder(job_id) / "final")})
-    assert "not a LoRA adapter" in keep_finished(job_id, tmp_path / "kept") and not (tmp_path / "kept").exists()
+    folder = jobs.job_folder(job_id)
+    (folder / "final").mkdir(parents=True)
+    (folder / "final" / "config.json").write_text("{}")
+    (folder / "final" / "model.safetensors").write_bytes(b"weights")
+    (folder / "metrics.jsonl").write_text('{"step": 1, "nll": 1.5}\n')
+    (folder / "log.txt").write_text("step 1/1\n")
+    store.update(job_id, status="completed", result={"final_model": str(folder / "final"), "final_loss": 1.5})
+    kept = tmp_path / "kept"
+    line = keep_finished(job_id, kept)
+    assert "full fine-tune: its records kept" in line
+    assert sorted(p.name for p in kept.iterdir()) == ["log.txt", "metrics.jsonl", "result.json"]
+    assert (kept / "metrics.jsonl").read_text() == '{"step": 1, "nll": 1.5}\n' and json.loads((kept / "result.json").read_text())["final_loss"] == 1.5
+    assert keep_finished(job_id, kept) == ""  # the same records: nothing rewritten
+    (folder / "metrics.jsonl").write_text('{"step": 1, "nll": 1.5}\n{"step": 2, "nll": 1.0}\n')
+    assert "records kept" in keep_finished(job_id, kept) and "step\": 2" in (kept / "metrics.jsonl").read_text()
+    assert restore_finished(kept, store) is None and not (kept / KEPT_MARKER).exists()
+    (kept / KEPT_MARKER).write_text("{}")  # a kept adapter there is never replaced by records
+    assert "holds a kept adapter" in keep_finished(job_id, kept) and (kept / KEPT_MARKER).read_text() == "{}"
     store.update(job_id, status="running")
     assert "not a completed fine-tune" in keep_finished(job_id, tmp_path / "kept")
