@@ -8,7 +8,7 @@ from cuset.evaluate.evaluation import EvalConfig, submit_evaluation
 from cuset.evaluate.evidence import candidate_heatmap
 from cuset.evaluate.metrics import pass_at_k_table, summarise
 from cuset.evaluate.results import ResultStore, results_csv
-from cuset.experiment import RESULTS_DIR, list_experiments, load_experiment, read_results
+from cuset.experiment import RESULTS_DIR, kept_replies, list_experiments, load_experiment, read_replies, read_results
 from cuset.experiment.background import following, log_tail, slow_units, start, units_table
 from cuset.experiment.runner import SlowHardwareError
 from cuset.failures import run_failures
@@ -146,6 +146,27 @@ if names_x:
                                  column_config={**{c: percent for c in ("mean_method", "mean_reference", "diff", "diff_low", "diff_high")},
                                                 "sign_p": st.column_config.NumberColumn("sign test p", format="%.3g")})
                 st.image(_experiment_png(exp.name, _results_stamp(exp.name)))
+        kept = kept_replies(RESULTS_DIR / exp.name)
+        with st.expander(f"Replies kept with the results ({len(kept)} of its evaluation passes)", expanded=False):
+            if not kept:
+                st.info("None kept: passes evaluated before 2026-12-04 kept their rows, not their replies.")
+            else:
+                u_col, t_col, s_col = st.columns([2, 2, 1])
+                unit_x = u_col.selectbox("Pass", kept, key="ex_reply_unit", format_func=lambda i: f"{i.model} {i.method} s{i.seed} {i.mode}")
+                try:
+                    replies_x = read_replies(RESULTS_DIR / exp.name, unit_x)
+                except ValueError as exc:
+                    st.error(str(exc))
+                else:
+                    task_x = t_col.selectbox("Task", sorted({r["task"] for r in replies_x}), key="ex_reply_task")
+                    picked_x = [r for r in replies_x if r["task"] == task_x]
+                    sample_x = s_col.selectbox("Sample", [r["sample"] for r in picked_x], key="ex_reply_sample")
+                    reply_x = next(r for r in picked_x if r["sample"] == sample_x)
+                    line_x = f", line {reply_x['error_line']}" if reply_x["error_line"] is not None else ""
+                    st.text(f"{reply_x['status']}{line_x}")
+                    if reply_x["message"]:
+                        st.code(reply_x["message"], language=None)
+                    st.code(reply_x["reply"] or "(an empty reply)", language=None)
 else:
     st.info("No experiments in analysis/experiments/.")
 

@@ -378,6 +378,22 @@ def test_results_page_shows_an_experiment_its_units_table_and_paired_comparison(
     paired = next(f for f in frames if "reference" in f.columns)
     assert paired.iloc[0]["method"] == "cuset" and paired.iloc[0]["diff"] == pytest.approx(1 / 3)
     assert len(app.get("image")) == 1, "the experiment's figure (a cached PNG, redrawn when its tables change)"
+    assert any("None kept" in i.value for i in app.info)  # no replies/ in this folder
+
+    from cuset.experiment.results import RunInfo, write_replies
+
+    reply = "<b>not bold</b>\n__global__ void k(float* y) { y[threadIdx.x] = 0; }"
+    frame = pd.DataFrame([{"run_id": r, "task_id": t, "sample": 0, "status": "compile_error", "error_line": 7 if r == 1 else None,
+                           "message": f"error: {t} in run {r}", "first_diff": "", "reply": f"{reply} // {t} run {r}", "code": ""}
+                          for r in (1, 2) for t in ("L1_0", "L1_1")])
+    write_replies(results / "cpu-135m", frame, {1: RunInfo("smollm2-135m", "cuset", 42, "greedy"), 2: RunInfo("smollm2-135m", "sft", 42, "greedy")})
+    app.run()
+    assert app.selectbox(key="ex_reply_unit").options == ["smollm2-135m sft s42 greedy", "smollm2-135m cuset s42 greedy"]  # sft first
+    app.selectbox(key="ex_reply_unit").set_value(RunInfo("smollm2-135m", "cuset", 42, "greedy")).run()
+    app.selectbox(key="ex_reply_task").set_value("L1_1").run()
+    codes = [c.value for c in app.code]
+    assert "error: L1_1 in run 1" in codes and f"{reply} // L1_1 run 1" in codes  # shown as text, tags and all
+    assert any(t.value == "compile_error, line 7" for t in app.text)
     app.selectbox(key="ex_pick").set_value("cpu-coder").run()
     assert any("No results for cpu-coder yet" in i.value for i in app.info)
 

@@ -618,7 +618,7 @@ def test_each_finished_unit_keeps_its_replies_beside_its_rows(tmp_path, monkeypa
 
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
     from cuset.evaluate.results import ResultStore
-    from cuset.experiment.results import read_replies, replies_path
+    from cuset.experiment.results import kept_replies, read_replies, replies_path
     from cuset.experiment.runner import progress_of, unit_label, write_results_of
 
     config = ExperimentConfig.from_dict(TINY)
@@ -644,6 +644,7 @@ def test_each_finished_unit_keeps_its_replies_beside_its_rows(tmp_path, monkeypa
     assert [(r["task"], r["status"], r["error_line"]) for r in records] == [("L1_0", "compile_error", 12), ("L1_1", "wrong_result", None)]
     assert records[1]["reply"] == reply and records[1]["message"] == "max abs error 1.0\nat [0, 3]"
     assert records[1]["first_diff"] == "[0, 3]: 0.0 vs 1.0" and records[0]["code"] == ""
+    assert kept_replies(out) == [unit.run_info] and kept_replies(tmp_path / "nowhere") == []
     before = path.read_bytes()
     write_results_of(config, units, state, out, progress_of(config, units, state))
     assert path.read_bytes() == before  # no time stamp in the gzip: a rewrite changes nothing

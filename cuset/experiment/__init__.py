@@ -13,7 +13,15 @@ Modules: `config` (ExperimentConfig, the YAML), `runner` (units, state.json, the
 """
 
 from cuset.experiment.config import EXPERIMENTS_DIR, RESULTS_DIR, ExperimentConfig, list_experiments, load_experiment
-from cuset.experiment.results import paired_table, read_results, sign_test, summary_table, write_results
+from cuset.experiment.results import (
+    kept_replies,
+    paired_table,
+    read_replies,
+    read_results,
+    sign_test,
+    summary_table,
+    write_results,
+)
 from cuset.experiment.runner import adopt_job, dry_run, plan, run_experiment, write_results_only
 
 __all__ = [
@@ -21,11 +29,13 @@ __all__ = [
     "RESULTS_DIR",
     "ExperimentConfig",
     "adopt_job",
+    "kept_replies",
     "dry_run",
     "list_experiments",
     "load_experiment",
     "paired_table",
     "plan",
+    "read_replies",
     "read_results",
     "run_experiment",
     "sign_test",

@@ -140,6 +140,21 @@ def write_replies(out_dir: str | Path, frame: pd.DataFrame, runs: Mapping[int, R
     return paths
 
 
+def kept_replies(out_dir: str | Path) -> list[RunInfo]:
+    """The units whose replies a results folder keeps, in the tables' order (model, method with
+    base and sft first, seed, mode). File names are MODEL_METHOD_sSEED_MODE: no method or mode
+    has an underscore, so the last three fields split off whatever the model's name holds."""
+    infos = []
+    for path in (Path(out_dir) / REPLIES).glob("*.jsonl.gz"):
+        parts = path.name.removesuffix(".jsonl.gz").rsplit("_", 3)
+        if len(parts) == 4 and parts[2].startswith("s") and parts[2][1:].isdigit():
+            infos.append(RunInfo(parts[0], parts[1], int(parts[2][1:]), parts[3]))
+    if not infos:
+        return []
+    order = sort_candidates(pd.DataFrame([{**asdict(i), "task": "", "sample": 0} for i in infos]))
+    return [RunInfo(r.model, r.method, int(r.seed), r.mode) for r in order.itertuples(index=False)]
+
+
 def read_replies(out_dir: str | Path, info: RunInfo) -> list[dict[str, Any]]:
     """The replies of one evaluated unit as written by write_replies; a ValueError naming the
     file and line when it is missing or not what write_replies writes."""
