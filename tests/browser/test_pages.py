@@ -143,3 +143,28 @@ def test_figures_page_shows_the_figures(page, app_url):
     assert page.get_by_role("button", name="PDF").count() == len(made)
     assert "Training curves" in page.inner_text("body")  # listed as not made, with the reason
     screenshot(page, "figures")
+
+
+def test_results_page_shows_a_committed_reply_of_an_experiment(page, app_url):
+    """The kept replies of the first experiment (cpu-135m) as committed: the first pass's first
+    candidate, its status and its whole reply, as text."""
+    from cuset.experiment import RESULTS_DIR, kept_replies, list_experiments, read_replies
+
+    name = list_experiments()[0]
+    kept = kept_replies(RESULTS_DIR / name)
+    if not kept:
+        pytest.skip(f"analysis/results/{name}/ keeps no replies")
+    first = read_replies(RESULTS_DIR / name, kept[0])[0]
+    page.goto(f"{app_url}/results")
+    expander = page.get_by_text(f"Replies kept with the results ({len(kept)} of its evaluation passes)")
+    expander.wait_for(timeout=60_000)
+    wait_idle(page)
+    expander.click()
+    block = page.locator('[data-testid="stExpanderDetails"] [data-testid="stCode"]').last
+    block.wait_for(timeout=30_000)
+    shown = block.inner_text()
+    line = next((text.strip() for text in first["reply"].splitlines() if text.strip()), "(an empty reply)")
+    assert line[:80] in shown
+    details = page.locator('[data-testid="stExpanderDetails"]').filter(has_text=first["status"]).first
+    assert first["status"] in details.inner_text()
+    screenshot(page, "results-replies")
