@@ -166,7 +166,7 @@ if names_x:
                     st.text(f"{reply_x['status']}{line_x}")
                     if reply_x["message"]:
                         st.code(reply_x["message"], language=None)
-                    st.code(reply_x["reply"] or "(an empty reply)", language=None)
+                    st.code(reply_x["reply"] or "(an empty reply)", language=None, height=480)  # replies run to 1,536 tokens: scroll
 else:
     st.info("No experiments in analysis/experiments/.")
 
