@@ -661,3 +661,19 @@ def test_each_finished_unit_keeps_its_replies_beside_its_rows(tmp_path, monkeypa
         read_replies(out, unit.run_info)
     with pytest.raises(ValueError, match="is missing"):
         read_replies(out, RunInfo("tiny", "cuset", 42, "greedy"))
+
+
+def test_a_full_fine_tune_kept_as_records_only_is_trained_again_and_says_why(tmp_path, monkeypatch):
+    from cuset import jobs
+    from cuset.experiment.runner import _restore, kept_model
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    config = ExperimentConfig.from_dict(TINY)
+    units = plan(config)
+    state = State(tmp_path / "out" / "state.json")
+    key = "train/tiny/sft/s42"
+    assert _restore(config, units, state, key, jobs.JobStore()) == (None, f"nor kept in {kept_model(state, key)}")
+    kept_model(state, key).mkdir(parents=True)
+    (kept_model(state, key) / "result.json").write_text("{}")
+    restored, why = _restore(config, units, state, key, jobs.JobStore())
+    assert restored is None and why.endswith("keeps its records only (a full fine-tune's weights are not kept)")

@@ -317,6 +317,8 @@ def _restore(config: ExperimentConfig, units: list[Unit], state: State, unit_key
 
     kept = kept_model(state, unit_key)
     if not (kept / runner_jobs.KEPT_MARKER).is_file():
+        if (kept / "result.json").is_file():
+            return None, f"and {kept} keeps its records only (a full fine-tune's weights are not kept)"
         return None, f"nor kept in {kept}"
     unit = next(u for u in units if u.key == unit_key)
     try:
