@@ -578,7 +578,8 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, poll_s: float 
 
 def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, out: Path, progress: Progress) -> list[Path]:
     """The results folder from the units finished so far: configs, candidates.csv, summary.csv,
-    paired.csv, table.md and summary.json (unit counts, failures, minutes per unit)."""
+    paired.csv, table.md, summary.json (unit counts, failures, minutes per unit) and replies/
+    (each unit's replies whose run is in this workspace's store)."""
     from cuset.experiment.results import write_replies, write_results
 
     write_configs(config, units, state, out)
