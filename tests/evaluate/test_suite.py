@@ -13,7 +13,17 @@ import pytest
 import torch
 
 from cuset.data.corpus.build import HELD_OUT_FAMILIES
-from cuset.evaluate.suite import BUGS, load_kernelbench, load_suite, suite_split, verify_task
+from cuset.evaluate.suite import (
+    BUGS,
+    backend_table,
+    load_kernelbench,
+    load_suite,
+    read_rows,
+    suite_split,
+    table_markdown,
+    verify_task,
+)
+from cuset.evaluate.suite import verify as verify_module
 from cuset.evaluate.suite.__main__ import main as suite_main
 from cuset.evaluate.suite.bundled import CORPUS_SPLIT_PATH, SPLIT_PATH, TASKS_DIR, apply_edits
 
@@ -169,6 +179,105 @@ def test_cli_lists_and_exports(tmp_path, capsys):
         files = sorted(p.name for p in (tmp_path / t.id).iterdir())
         assert files == ["reference.py", "task.py"] + [f"{w.name}.py" for w in t.wrong]
     assert (tmp_path / sorting[0].id / "wrong_1.py").read_text() == sorting[0].wrong[0].text
+
+
+def test_cli_keeps_named_tasks_and_refuses_unknown_ones(capsys):
+    assert suite_main(["--task", "L3-mha", "--task", "L1-absdiff"]) == 0
+    out = capsys.readouterr().out
+    assert "L1-absdiff" in out and "L3-mha" in out and "2 tasks" in out
+    with pytest.raises(SystemExit):
+        suite_main(["--level", "1", "--task", "L3-mha"])
+    assert "--task L3-mha: no such task in the selection" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- backends side by side
+
+
+def _row(task: str, backend: str, solution: str, status: str, expect: str = "wrong_result", bug: str = "missing_sync") -> dict:
+    if solution == "reference":
+        expect, bug = "correct", ""
+    return {"task": task, "backend": backend, "solution": solution, "bug": bug, "expect": expect, "status": status,
+            "ok": status == expect, "message": "", "wall_s": 1.0}
+
+
+def test_backend_table_puts_each_solutions_verdicts_side_by_side():
+    rows = [_row("L1-a", "cpu", "reference", "correct"), _row("L1-a", "cuda", "reference", "correct"),
+            _row("L1-a", "cpu", "wrong_1", "wrong_result"), _row("L1-a", "cuda", "wrong_1", "correct"),
+            _row("L3-b", "cpu", "reference", "correct")]
+    backends, table = backend_table(rows)
+    assert backends == ["cpu", "cuda"]
+    assert [(e["task"], e["solution"], e["cpu"], e["cuda"], e["agree"]) for e in table] == [
+        ("L1-a", "reference", "correct", "correct", True), ("L1-a", "wrong_1", "wrong_result", "correct", False),
+        ("L3-b", "reference", "correct", None, None)]
+    text = table_markdown(backends, table)
+    assert "| L1-a | wrong_1 | missing_sync | wrong_result | wrong_result | correct | **no** |" in text
+    assert "| L3-b | reference | - | correct | correct | - | - |" in text
+    assert "- cpu: 3/3 solutions judged as the suite records" in text
+    assert "- cuda: 1/2 solutions judged as the suite records" in text
+    assert "- all backends the same: 1/2 solutions that every backend checked" in text
+
+
+def test_backend_table_reads_the_compile_backend_as_a_build_verdict():
+    rows = [_row("L1-a", "cpu", "reference", "correct"), _row("L1-a", "compile", "reference", "compiled"),
+            _row("L1-a", "cpu", "wrong_1", "compile_error", expect="compile_error", bug="syntax"),
+            _row("L1-a", "compile", "wrong_1", "compiled", expect="compile_error", bug="syntax")]
+    backends, table = backend_table(rows)
+    assert [e["agree"] for e in table] == [True, False]
+    text = table_markdown(backends, table)
+    assert "- compile: 1/2 solutions judged as the suite records" in text
+
+
+def test_read_rows_names_the_file_and_line_of_a_bad_row(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps(_row("L1-a", "cpu", "reference", "correct")) + "\n\n{not json\n")
+    with pytest.raises(ValueError, match=r"rows.jsonl:3: not a JSON object"):
+        read_rows(path)
+    path.write_text(json.dumps({"task": "L1-a", "backend": "cpu"}) + "\n")
+    with pytest.raises(ValueError, match=r"rows.jsonl:1: a verification row needs solution, expect, status"):
+        read_rows(path)
+
+
+def test_verify_suite_runs_pairs_at_once_and_returns_them_in_order(monkeypatch, tmp_path):
+    import threading
+    import time
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def fake(task, folder, backend, trials, timeout):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.2 if backend == "cpu" else 0.05)
+        with lock:
+            running[0] -= 1
+        return [_row(task.id, backend, "reference", "correct")]
+
+    monkeypatch.setattr(verify_module, "verify_task", fake)
+    seen = []
+    rows = verify_module.verify_suite(TASKS[:3], tmp_path, ["cpu", "cuda", "cpu"], workers=4, on_task=seen.append)
+    assert [(r["task"], r["backend"]) for r in rows] == [(t.id, b) for t in TASKS[:3] for b in ("cpu", "cuda")]
+    assert len(seen) == 6 and most[0] == 4
+    with pytest.raises(ValueError, match="backends \\['gpu'\\]: choose from cpu, compile, cuda"):
+        verify_module.verify_suite(TASKS[:1], tmp_path, ["gpu"])
+
+
+def test_cli_verifies_a_task_and_rebuilds_the_table_from_its_rows(tmp_path, capsys):
+    """A real check on the cpu backend (one task, two solutions), its rows kept as JSON lines, and
+    the Markdown table written again from them."""
+    rows_path, table_path = tmp_path / "rows.jsonl", tmp_path / "out" / "table.md"
+    assert suite_main(["--verify", "--task", "L1-absdiff", "--trials", "2", "--json", str(rows_path)]) == 0
+    rows = read_rows(rows_path)
+    assert [(r["backend"], r["solution"], r["status"], r["ok"]) for r in rows] == [
+        ("cpu", "reference", "correct", True), ("cpu", "wrong_1", "wrong_result", True)]
+    assert "0 solution(s) judged differently from the record" in capsys.readouterr().out
+    assert suite_main(["--rows", str(rows_path), "--markdown", str(table_path)]) == 0
+    text = table_path.read_text()
+    assert "| L1-absdiff | wrong_1 | missing_tail | wrong_result | wrong_result | yes |" in text
+    assert "- cpu: 2/2 solutions judged as the suite records" in text
+    rows_path.write_text("[]\n")
+    with pytest.raises(SystemExit):
+        suite_main(["--rows", str(rows_path)])
 
 
 # ---------------------------------------------------------------- KernelBench

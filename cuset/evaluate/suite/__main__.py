@@ -3,6 +3,9 @@
     python -m cuset.evaluate.suite                      # list the tasks: id, level, family, split, bugs
     python -m cuset.evaluate.suite --export DIR         # DIR/<id>/{task,reference,wrong_N}.py for `cuset check`
     python -m cuset.evaluate.suite --verify --level 1   # run the harness: references pass, bugs fail as recorded
+    python -m cuset.evaluate.suite --verify --backend cpu --backend cuda --workers 12 --json rows.jsonl --markdown table.md
+                                                        # the verdicts of two backends side by side, task by task
+    python -m cuset.evaluate.suite --rows rows.jsonl --markdown table.md   # that table again from saved rows
     python -m cuset.evaluate.suite --write-split        # rewrite the recorded split (split.json)
     python -m cuset.evaluate.suite --check              # exit 1 if split.json differs from the tasks
 """
@@ -17,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from cuset.evaluate.suite.bundled import SPLIT_PATH, load_suite, suite_split
-from cuset.evaluate.suite.verify import verify_task
+from cuset.evaluate.suite.verify import backend_table, read_rows, table_markdown, verify_suite
 
 
 def _split_text() -> str:
@@ -35,28 +38,60 @@ def _export(tasks: list, out: Path) -> None:
     print(f"wrote {len(tasks)} tasks to {out}")
 
 
-def _verify(tasks: list, trials: int) -> int:
-    bad = 0
-    with tempfile.TemporaryDirectory(prefix="cuset-suite-") as tmp:
-        for t in tasks:
-            for row in verify_task(t, Path(tmp) / t.id, trials=trials):
-                bad += not row["ok"]
-                mark = "ok " if row["ok"] else "BAD"
-                note = "" if row["ok"] else f"  {row['message'][:200]}"
-                print(f"{mark} {row['task']:28s} {row['solution']:10s} {row['bug']:22s} want {row['expect']:13s} got {row['status']:13s} "
-                      f"{row['wall_s']:6.1f}s{note}", flush=True)
-    print(f"{bad} solution(s) judged differently from the record")
-    return 1 if bad else 0
+def _verify(tasks: list, backends: list[str], trials: int, timeout: float, workers: int, json_path: Path | None) -> list[dict]:
+    """Every (task, backend) pair, one printed line per solution as each pair finishes; with
+    `json_path`, each row is appended to it as one JSON line at once (a run cut short keeps
+    what finished)."""
+    out = json_path.open("a", encoding="utf-8") if json_path else None
+
+    def report(rows: list[dict]) -> None:
+        for row in rows:
+            mark = "ok " if row["ok"] else "BAD"
+            note = "" if row["ok"] else f"  {row['message'][:200]}"
+            print(f"{mark} {row['backend']:7s} {row['task']:28s} {row['solution']:10s} {row['bug']:22s} want {row['expect']:13s} "
+                  f"got {row['status']:13s} {row['wall_s']:6.1f}s{note}", flush=True)
+            if out:
+                out.write(json.dumps(row, default=str) + "\n")
+                out.flush()
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="cuset-suite-") as tmp:
+            rows = verify_suite(tasks, Path(tmp), backends, trials=trials, timeout=timeout, workers=workers, on_task=report)
+    finally:
+        if out:
+            out.close()
+    print(f"{sum(not r['ok'] for r in rows)} solution(s) judged differently from the record")
+    return rows
+
+
+def _table(rows: list[dict], markdown: Path | None) -> None:
+    backends, table = backend_table(rows)
+    text = table_markdown(backends, table)
+    if markdown:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        tmp = markdown.with_name(markdown.name + ".part")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(markdown)
+        print(f"wrote {markdown}")
+    print("\n".join(line for line in text.splitlines() if line.startswith("- ") or "**no**" in line))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The bundled KernelBench-format benchmark suite.")
     parser.add_argument("--level", type=int, action="append", help="keep tasks of this level (repeatable)")
     parser.add_argument("--family", action="append", help="keep tasks of this op family (repeatable)")
+    parser.add_argument("--task", action="append", metavar="ID", help="keep this task (repeatable)")
     parser.add_argument("--split", choices=["in_distribution", "held_out"], help="keep tasks of this split")
     parser.add_argument("--export", type=Path, metavar="DIR", help="write every task's files under DIR/<id>/")
-    parser.add_argument("--verify", action="store_true", help="check every reference and wrong solution with the cpu backend")
+    parser.add_argument("--verify", action="store_true", help="check every reference and wrong solution (the cpu backend unless --backend)")
+    parser.add_argument("--backend", action="append", choices=["cpu", "compile", "cuda"],
+                        help="backend for --verify (repeatable: each solution on each, then a table side by side)")
     parser.add_argument("--trials", type=int, default=5, help="correctness trials per solution for --verify")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per check for --verify (the cuda backend's build included)")
+    parser.add_argument("--workers", type=int, default=1, help="(task, backend) pairs checked at once for --verify")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="append each --verify row to FILE as a JSON line as it finishes")
+    parser.add_argument("--rows", type=Path, metavar="FILE", help="read rows written by --json instead of verifying (for the table)")
+    parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the backends' verdicts side by side as a Markdown table")
     parser.add_argument("--write-split", action="store_true", help=f"rewrite {SPLIT_PATH.name}")
     parser.add_argument("--check", action="store_true", help=f"exit 1 if {SPLIT_PATH.name} is stale")
     args = parser.parse_args(argv)
@@ -70,13 +105,29 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if current else 1
     try:
         tasks = load_suite(levels=args.level, families=args.family, split=args.split)
+        unknown = sorted(set(args.task or []) - {t.id for t in tasks})
+        if unknown:
+            raise ValueError(f"--task {', '.join(unknown)}: no such task in the selection (python -m cuset.evaluate.suite lists them)")
+        tasks = [t for t in tasks if not args.task or t.id in args.task]
     except ValueError as exc:
         parser.error(str(exc))
     if args.export:
         _export(tasks, args.export)
         return 0
+    if args.rows:
+        try:
+            rows = read_rows(args.rows)
+        except (OSError, ValueError) as exc:
+            parser.error(str(exc))
+        _table(rows, args.markdown)
+        return 0
     if args.verify:
-        return _verify(tasks, args.trials)
+        if args.workers < 1:
+            parser.error(f"--workers {args.workers}: must be at least 1")
+        rows = _verify(tasks, args.backend or ["cpu"], args.trials, args.timeout, args.workers, args.json)
+        if args.markdown or len(set(args.backend or [])) > 1:
+            _table(rows, args.markdown)
+        return 1 if any(not r["ok"] for r in rows) else 0
     for t in tasks:
         bugs = ", ".join(f"{w.bug}->{w.expect}" for w in t.wrong)
         print(f"{t.id:28s} L{t.level} {t.family:15s} {t.split:16s} {bugs}")

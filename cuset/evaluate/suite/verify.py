@@ -6,6 +6,12 @@
         print(row["solution"], row["expect"], row["status"], row["ok"])
 
     python -m cuset.evaluate.suite --verify --level 1      # the same over the suite, one line per solution
+    python -m cuset.evaluate.suite --verify --backend cpu --backend cuda --workers 12 --json rows.jsonl
+                                                           # both backends, then a table task by task
+
+`verify_suite` runs many (task, backend) pairs at once; `backend_table` puts each solution's
+verdicts side by side and `table_markdown` writes that table. On the `compile` backend nothing
+runs, so a solution is expected to be "compiled" unless its bug is a compile error.
 
 Every solution runs through `cuset.evaluate.check.check_solution` (sandboxed), so this is also
 the end-to-end test of the CPU backend on KernelBench-format code.
@@ -13,7 +19,10 @@ the end-to-end test of the CPU backend on KernelBench-format code.
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +30,10 @@ from cuset.evaluate.suite.bundled import Task
 
 
 def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5, timeout: float = 120.0) -> list[dict[str, Any]]:
-    """One row per solution of `task` (reference first): solution, bug, expect, status, ok,
-    message, wall_s. Wrong solutions are written into `folder` to be checked."""
+    """One row per solution of `task` (reference first): task, backend, solution, bug, expect,
+    status, ok, message, first_bad, wall_s. Wrong solutions are written into `folder` to be
+    checked. `expect` is the suite's record; on the compile backend `ok` asks for "compiled"
+    instead, unless the bug is a compile error."""
     from cuset.evaluate.check import check_solution
 
     if task.reference_path is None:
@@ -36,7 +47,93 @@ def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5,
     for name, bug, expect, path in runs:
         t0 = time.perf_counter()
         result = check_solution(path, task_file, backend=backend, trials=trials, timeout=timeout)
-        rows.append({"task": task.id, "solution": name, "bug": bug, "expect": expect, "status": result["status"],
-                     "ok": result["status"] == expect, "message": result.get("message", ""), "first_bad": result.get("first_bad"),
+        want = "compiled" if backend == "compile" and expect != "compile_error" else expect
+        rows.append({"task": task.id, "backend": backend, "solution": name, "bug": bug, "expect": expect, "status": result["status"],
+                     "ok": result["status"] == want, "message": result.get("message", ""), "first_bad": result.get("first_bad"),
                      "wall_s": round(time.perf_counter() - t0, 2)})
     return rows
+
+
+def verify_suite(tasks: Sequence[Task], folder: Path, backends: Sequence[str] = ("cpu",), trials: int = 5, timeout: float = 120.0,
+                 workers: int = 1, on_task: Callable[[list[dict[str, Any]]], None] | None = None) -> list[dict[str, Any]]:
+    """verify_task for every (task, backend) pair, `workers` pairs at a time (each check is a
+    sandboxed process that mostly waits on a compiler). `on_task` gets each pair's rows as it
+    finishes; the result is all rows in task, backend order."""
+    from cuset.evaluate.check import BACKENDS
+
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown or not backends:
+        raise ValueError(f"backends {list(backends)}: choose from {', '.join(BACKENDS)}")
+    if workers < 1:
+        raise ValueError(f"workers {workers}: must be at least 1")
+    pairs = [(t, b) for t in tasks for b in dict.fromkeys(backends)]
+    done: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(verify_task, t, Path(folder) / b / t.id, b, trials, timeout): (t.id, b) for t, b in pairs}
+        for future in as_completed(futures):
+            rows = future.result()
+            done[futures[future]] = rows
+            if on_task:
+                on_task(rows)
+    return [row for t, b in pairs for row in done[(t.id, b)]]
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows written one JSON object per line (`--json`); an unreadable line names file and line."""
+    rows = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: not a JSON object ({exc.msg})") from None
+        missing = [k for k in ("task", "backend", "solution", "expect", "status") if not isinstance(row, dict) or k not in row]
+        if missing:
+            raise ValueError(f"{path}:{n}: a verification row needs {', '.join(missing)}")
+        rows.append(row)
+    return rows
+
+
+def backend_table(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(backends, table): one table row per (task, solution) in first-seen order with task,
+    solution, bug, expect, each backend's status (None where it did not run) and `agree`: every
+    backend gave the same status (None where one of them did not run). "compiled" on the compile
+    backend agrees with any status but a compile error."""
+    rows = list(rows)
+    backends = list(dict.fromkeys(r["backend"] for r in rows))
+    table: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        entry = table.setdefault((r["task"], r["solution"]), {"task": r["task"], "solution": r["solution"], "bug": r.get("bug", ""),
+                                                             "expect": r["expect"], **{b: None for b in backends}})
+        entry[r["backend"]] = r["status"]
+    for entry in table.values():
+        if any(entry[b] is None for b in backends):
+            entry["agree"] = None
+            continue
+        ran = [entry[b] for b in backends if b != "compile"]
+        compiled = entry.get("compile")
+        same_build = compiled is None or not ran or (compiled == "compile_error") == (ran[0] == "compile_error")
+        entry["agree"] = len(set(ran)) <= 1 and same_build
+    return backends, list(table.values())
+
+
+def table_markdown(backends: Sequence[str], table: Sequence[dict[str, Any]]) -> str:
+    """The table as Markdown, then per backend how many solutions it judged as the suite records,
+    and how many every backend judged alike."""
+    head = ["task", "solution", "bug", "expected", *backends, "same"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for e in table:
+        cells = [e["task"], e["solution"], e["bug"] or "-", e["expect"], *[e[b] or "-" for b in backends], {True: "yes", False: "**no**", None: "-"}[e["agree"]]]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    lines.append("")
+    for b in backends:
+        ran = [e for e in table if e[b] is not None]
+        if b == "compile":
+            hit = sum((e[b] == "compile_error") == (e["expect"] == "compile_error") for e in ran)
+        else:
+            hit = sum(e[b] == e["expect"] for e in ran)
+        lines.append(f"- {b}: {hit}/{len(ran)} solutions judged as the suite records")
+    both = [e for e in table if e["agree"] is not None]
+    lines.append(f"- all backends the same: {sum(e['agree'] for e in both)}/{len(both)} solutions that every backend checked")
+    return "\n".join(lines) + "\n"
