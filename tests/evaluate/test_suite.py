@@ -239,27 +239,62 @@ def test_read_rows_names_the_file_and_line_of_a_bad_row(tmp_path):
 
 def test_verify_suite_runs_pairs_at_once_and_returns_them_in_order(monkeypatch, tmp_path):
     import threading
-    import time
 
-    running, most = [0], [0]
-    lock = threading.Lock()
+    together = threading.Barrier(4, timeout=10)  # breaks (and fails the test) unless 4 pairs run at once
 
     def fake(task, folder, backend, trials, timeout):
-        with lock:
-            running[0] += 1
-            most[0] = max(most[0], running[0])
-        time.sleep(0.2 if backend == "cpu" else 0.05)
-        with lock:
-            running[0] -= 1
+        if len(started) < 4:
+            started.append(task.id)
+            together.wait()
         return [_row(task.id, backend, "reference", "correct")]
 
+    started: list[str] = []
     monkeypatch.setattr(verify_module, "verify_task", fake)
     seen = []
     rows = verify_module.verify_suite(TASKS[:3], tmp_path, ["cpu", "cuda", "cpu"], workers=4, on_task=seen.append)
     assert [(r["task"], r["backend"]) for r in rows] == [(t.id, b) for t in TASKS[:3] for b in ("cpu", "cuda")]
-    assert len(seen) == 6 and most[0] == 4
+    assert len(seen) == 6 and not together.broken
     with pytest.raises(ValueError, match="backends \\['gpu'\\]: choose from cpu, compile, cuda"):
         verify_module.verify_suite(TASKS[:1], tmp_path, ["gpu"])
+
+
+def test_verify_suite_keeps_the_other_rows_when_one_pair_breaks(monkeypatch, tmp_path):
+    def fake(task, folder, backend, trials, timeout):
+        if backend == "cuda":
+            raise RuntimeError("no nvcc")
+        return [_row(task.id, backend, "reference", "correct")]
+
+    monkeypatch.setattr(verify_module, "verify_task", fake)
+    rows = verify_module.verify_suite(TASKS[:2], tmp_path, ["cpu", "cuda"], workers=2)
+    assert [(r["backend"], r["status"], r["ok"]) for r in rows] == [("cpu", "correct", True), ("cuda", "error", False)] * 2
+    assert rows[1]["message"] == "RuntimeError: no nvcc"
+
+
+def test_cli_json_holds_one_runs_rows_and_a_bad_verdict_fails(monkeypatch, tmp_path, capsys):
+    statuses = iter(["correct", "wrong_result"])
+
+    def fake(task, folder, backend, trials, timeout):
+        return [_row(task.id, backend, "reference", next(statuses))]
+
+    monkeypatch.setattr(verify_module, "verify_task", fake)
+    rows_path = tmp_path / "new" / "rows.jsonl"
+    argv = ["--verify", "--task", "L1-absdiff", "--json", str(rows_path)]
+    assert suite_main(argv) == 0
+    assert suite_main(argv) == 1
+    assert [r["status"] for r in read_rows(rows_path)] == ["wrong_result"]
+    assert "1 solution(s) judged differently from the record" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--backend", "cuda"], "--backend: only with --verify"),
+    (["--json", "x.jsonl", "--workers", "3"], "--json, --workers: only with --verify"),
+    (["--verify", "--timeout", "0"], "--timeout 0: must be more than 0 seconds"),
+    (["--rows", "x.jsonl", "--verify"], "does not go with --verify"),
+])
+def test_cli_refuses_options_that_would_be_ignored(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        suite_main(argv)
+    assert message in capsys.readouterr().err
 
 
 def test_cli_verifies_a_task_and_rebuilds_the_table_from_its_rows(tmp_path, capsys):
@@ -275,9 +310,10 @@ def test_cli_verifies_a_task_and_rebuilds_the_table_from_its_rows(tmp_path, caps
     text = table_path.read_text()
     assert "| L1-absdiff | wrong_1 | missing_tail | wrong_result | wrong_result | yes |" in text
     assert "- cpu: 2/2 solutions judged as the suite records" in text
-    rows_path.write_text("[]\n")
+    rows_path.write_text("\n")
     with pytest.raises(SystemExit):
         suite_main(["--rows", str(rows_path)])
+    assert "holds no rows" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- KernelBench

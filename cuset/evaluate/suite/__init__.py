@@ -12,4 +12,5 @@ from cuset.evaluate.suite.bundled import BUGS, LEVELS, SPLITS, Task, WrongSoluti
 from cuset.evaluate.suite.kernelbench import load_kernelbench
 from cuset.evaluate.suite.verify import backend_table, read_rows, table_markdown, verify_suite, verify_task
 
-__all__ = ["BUGS", "LEVELS", "SPLITS", "Task", "WrongSolution", "load_kernelbench", "load_suite", "suite_split", "verify_task", "verify_suite", "backend_table", "read_rows", "table_markdown"]
+__all__ = ["BUGS", "LEVELS", "SPLITS", "Task", "WrongSolution", "backend_table", "load_kernelbench", "load_suite", "read_rows",
+           "suite_split", "table_markdown", "verify_suite", "verify_task"]

@@ -40,9 +40,11 @@ def _export(tasks: list, out: Path) -> None:
 
 def _verify(tasks: list, backends: list[str], trials: int, timeout: float, workers: int, json_path: Path | None) -> list[dict]:
     """Every (task, backend) pair, one printed line per solution as each pair finishes; with
-    `json_path`, each row is appended to it as one JSON line at once (a run cut short keeps
-    what finished)."""
-    out = json_path.open("a", encoding="utf-8") if json_path else None
+    `json_path` (emptied first), each row is written to it as one JSON line at once (a run cut
+    short keeps what finished)."""
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+    out = json_path.open("w", encoding="utf-8") if json_path else None
 
     def report(rows: list[dict]) -> None:
         for row in rows:
@@ -115,15 +117,25 @@ def main(argv: list[str] | None = None) -> int:
         _export(tasks, args.export)
         return 0
     if args.rows:
+        if args.verify or args.json:
+            parser.error("--rows reads saved rows for the table; it does not go with --verify or --json")
         try:
             rows = read_rows(args.rows)
         except (OSError, ValueError) as exc:
             parser.error(str(exc))
+        if not rows:
+            parser.error(f"{args.rows}: holds no rows")
         _table(rows, args.markdown)
         return 0
+    verify_only = [name for name, given in (("--backend", args.backend), ("--json", args.json), ("--markdown", args.markdown),
+                                            ("--workers", args.workers != 1), ("--timeout", args.timeout != 120.0)) if given]
+    if verify_only and not args.verify:
+        parser.error(f"{', '.join(verify_only)}: only with --verify (or --markdown with --rows)")
     if args.verify:
         if args.workers < 1:
             parser.error(f"--workers {args.workers}: must be at least 1")
+        if args.timeout <= 0:
+            parser.error(f"--timeout {args.timeout:g}: must be more than 0 seconds")
         rows = _verify(tasks, args.backend or ["cpu"], args.trials, args.timeout, args.workers, args.json)
         if args.markdown or len(set(args.backend or [])) > 1:
             _table(rows, args.markdown)

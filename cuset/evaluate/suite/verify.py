@@ -29,11 +29,17 @@ from typing import Any
 from cuset.evaluate.suite.bundled import Task
 
 
+def wanted(backend: str, expect: str) -> str:
+    """The status a solution recorded as `expect` should get on `backend`: the record itself, but
+    "compiled" on the compile backend (nothing runs there) unless the bug is a compile error."""
+    return "compiled" if backend == "compile" and expect != "compile_error" else expect
+
+
 def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5, timeout: float = 120.0) -> list[dict[str, Any]]:
     """One row per solution of `task` (reference first): task, backend, solution, bug, expect,
-    status, ok, message, first_bad, wall_s. Wrong solutions are written into `folder` to be
-    checked. `expect` is the suite's record; on the compile backend `ok` asks for "compiled"
-    instead, unless the bug is a compile error."""
+    status, ok, message, first_bad, wall_s, and where the time went (reference_s, build_s,
+    run_s). Wrong solutions are written into `folder` to be checked. `expect` is the suite's
+    record; `ok` compares the status with `wanted(backend, expect)`."""
     from cuset.evaluate.check import check_solution
 
     if task.reference_path is None:
@@ -47,10 +53,10 @@ def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5,
     for name, bug, expect, path in runs:
         t0 = time.perf_counter()
         result = check_solution(path, task_file, backend=backend, trials=trials, timeout=timeout)
-        want = "compiled" if backend == "compile" and expect != "compile_error" else expect
         rows.append({"task": task.id, "backend": backend, "solution": name, "bug": bug, "expect": expect, "status": result["status"],
-                     "ok": result["status"] == want, "message": result.get("message", ""), "first_bad": result.get("first_bad"),
-                     "wall_s": round(time.perf_counter() - t0, 2)})
+                     "ok": result["status"] == wanted(backend, expect), "message": result.get("message", ""),
+                     "first_bad": result.get("first_bad"), "wall_s": round(time.perf_counter() - t0, 2),
+                     **{k: result.get(k) for k in ("reference_s", "build_s", "run_s")}})
     return rows
 
 
@@ -58,7 +64,9 @@ def verify_suite(tasks: Sequence[Task], folder: Path, backends: Sequence[str] = 
                  workers: int = 1, on_task: Callable[[list[dict[str, Any]]], None] | None = None) -> list[dict[str, Any]]:
     """verify_task for every (task, backend) pair, `workers` pairs at a time (each check is a
     sandboxed process that mostly waits on a compiler). `on_task` gets each pair's rows as it
-    finishes; the result is all rows in task, backend order."""
+    finishes; the result is all rows in task, backend order. A pair whose verification raises
+    gives one row with status "error" and the exception as its message, so the others still
+    report; an interrupt cancels the pairs not yet started."""
     from cuset.evaluate.check import BACKENDS
 
     unknown = [b for b in backends if b not in BACKENDS]
@@ -68,13 +76,23 @@ def verify_suite(tasks: Sequence[Task], folder: Path, backends: Sequence[str] = 
         raise ValueError(f"workers {workers}: must be at least 1")
     pairs = [(t, b) for t in tasks for b in dict.fromkeys(backends)]
     done: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(verify_task, t, Path(folder) / b / t.id, b, trials, timeout): (t.id, b) for t, b in pairs}
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        futures = {pool.submit(verify_task, t, Path(folder) / b / t.id, b, trials, timeout): (t, b) for t, b in pairs}
         for future in as_completed(futures):
-            rows = future.result()
-            done[futures[future]] = rows
+            task, backend = futures[future]
+            try:
+                rows = future.result()
+            except Exception as exc:  # noqa: BLE001 - one broken pair must not lose the others' rows
+                rows = [{"task": task.id, "backend": backend, "solution": "-", "bug": "", "expect": "-", "status": "error",
+                         "ok": False, "message": f"{type(exc).__name__}: {exc}", "first_bad": None, "wall_s": 0.0}]
+            done[(task.id, backend)] = rows
             if on_task:
                 on_task(rows)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     return [row for t, b in pairs for row in done[(t.id, b)]]
 
 
@@ -99,7 +117,7 @@ def backend_table(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[dict[
     """(backends, table): one table row per (task, solution) in first-seen order with task,
     solution, bug, expect, each backend's status (None where it did not run) and `agree`: every
     backend gave the same status (None where one of them did not run). "compiled" on the compile
-    backend agrees with any status but a compile error."""
+    backend agrees with any status but a compile error, "compile_error" with a compile error."""
     rows = list(rows)
     backends = list(dict.fromkeys(r["backend"] for r in rows))
     table: dict[tuple[str, str], dict[str, Any]] = {}
@@ -113,7 +131,7 @@ def backend_table(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[dict[
             continue
         ran = [entry[b] for b in backends if b != "compile"]
         compiled = entry.get("compile")
-        same_build = compiled is None or not ran or (compiled == "compile_error") == (ran[0] == "compile_error")
+        same_build = compiled is None or not ran or compiled == ("compile_error" if ran[0] == "compile_error" else "compiled")
         entry["agree"] = len(set(ran)) <= 1 and same_build
     return backends, list(table.values())
 
@@ -129,11 +147,9 @@ def table_markdown(backends: Sequence[str], table: Sequence[dict[str, Any]]) -> 
     lines.append("")
     for b in backends:
         ran = [e for e in table if e[b] is not None]
-        if b == "compile":
-            hit = sum((e[b] == "compile_error") == (e["expect"] == "compile_error") for e in ran)
-        else:
-            hit = sum(e[b] == e["expect"] for e in ran)
+        hit = sum(e[b] == wanted(b, e["expect"]) for e in ran)
         lines.append(f"- {b}: {hit}/{len(ran)} solutions judged as the suite records")
     both = [e for e in table if e["agree"] is not None]
-    lines.append(f"- all backends the same: {sum(e['agree'] for e in both)}/{len(both)} solutions that every backend checked")
+    if len(backends) > 1:
+        lines.append(f"- all backends the same: {sum(e['agree'] for e in both)}/{len(both)} solutions that every backend checked")
     return "\n".join(lines) + "\n"
