@@ -97,7 +97,9 @@ def run_as_job(folder: Path, work: Callable[[Callable[[str, int, int], None]], d
             return
         last[0] = time.time()
         rate = done / max(time.time() - started, 1e-6)
-        reporter.progress(done, total, (total - done) / rate if rate > 0 else 0.0, phase=phase)
+        # Nothing done yet: the time left is unknown (NULL), not zero. A batch whose rows all run
+        # to the token cap finishes none until the end, and a zero here read as "done in 0 min".
+        reporter.progress(done, total, (total - done) / rate if rate > 0 else float("nan"), phase=phase)
 
     try:
         result = work(progress)

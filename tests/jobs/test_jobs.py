@@ -10,6 +10,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,30 @@ def test_a_full_fine_tune_keeps_its_records_but_not_its_weights(workspace, tmp_p
     assert "holds a kept adapter" in keep_finished(job_id, kept) and (kept / KEPT_MARKER).read_text() == "{}"
     store.update(job_id, status="running")
     assert "not a completed fine-tune" in keep_finished(job_id, tmp_path / "kept")
+
+
+def test_a_job_with_nothing_done_yet_reports_its_time_left_as_unknown_not_zero(workspace):
+    """An evaluation whose 49 rows all run to the token cap finishes none until the end: before
+    the first one its time left is unknown (the experiment then counts the unit's estimate), and
+    once rows finish it is the remaining rows at the rate so far."""
+    from cuset.jobs.reporter import run_as_job
+
+    store = jobs.JobStore()
+    job_id = store.create("eval", "sft", "cpu", "smollm2-135m")
+    folder = jobs.job_folder(job_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "job.json").write_text(json.dumps({"id": job_id, "db": str(store.path.resolve())}))
+    seen = []
+
+    def work(progress):
+        progress("generating", 0, 49)
+        seen.append(store.get(job_id).eta_s)
+        time.sleep(0.6)  # past the reporter's half-second throttle
+        progress("generating", 7, 49)
+        seen.append(store.get(job_id).eta_s)
+        return {"n_replies": 49}
+
+    assert run_as_job(folder, work) == 0
+    assert seen[0] is None
+    assert seen[1] is not None and seen[1] > 0
+    assert store.get(job_id).status == "completed"
