@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=5, help="correctness trials per solution for --verify")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per check for --verify (the cuda backend's build included)")
     parser.add_argument("--workers", type=int, default=1, help="(task, backend) pairs checked at once for --verify")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="append each --verify row to FILE as a JSON line as it finishes")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write each --verify row to FILE (emptied first) as a JSON line as it finishes")
     parser.add_argument("--rows", type=Path, metavar="FILE", help="read rows written by --json instead of verifying (for the table)")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the backends' verdicts side by side as a Markdown table")
     parser.add_argument("--write-split", action="store_true", help=f"rewrite {SPLIT_PATH.name}")
