@@ -34,14 +34,21 @@ def tasks(corpus) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def sharp_engine():
     """A fresh copy of the tiny model with its matrices redrawn at std 0.15: peaked, prompt-
-    dependent next-token distributions, so greedy and sampled replies differ between tasks."""
+    dependent next-token distributions, so greedy and sampled replies differ between tasks.
+
+    In float64: the tests below compare replies decoded at different batch shapes (batch 3
+    against batch 1, the loop's shrinking batch against model.generate's full one), and a
+    float32 matmul's rounding depends on the shape on some CPUs (oneDNN on an AMX Xeon: a sample
+    drawn near a boundary flipped after 14 equal tokens). Float64 rounding errors (~1e-16) are
+    lost when the engine casts the logits to float32, so the float32 logits the samplers see
+    are the same at every batch shape on any CPU, and "same tokens" is exact by construction."""
     import torch
     from transformers import AutoModelForCausalLM
 
     from cuset import models
     from cuset.generate import TransformersEngine
 
-    model = AutoModelForCausalLM.from_pretrained(models.resolve("tiny").source).eval()
+    model = AutoModelForCausalLM.from_pretrained(models.resolve("tiny").source, dtype=torch.float64).eval()
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for parameter in model.parameters():
