@@ -5,6 +5,7 @@
     cuset run-cuda reduce.cu --sanitize            # AddressSanitizer + bounds checks
     cuset check solution.py --task task.py --backend cpu --json [--tolerance strict]
     cuset suite validate [bundled|corpus|KERNELBENCH_DIR]   # robust-kbench's task filters
+    cuset eval rejudge RUN | --all | --experiment NAME   # stored candidates under today's evaluator (cuset.evaluate.rejudge)
 
 `run-cuda` builds the way nvcc would and exits with the program's own exit code; when the
 program did not run it exits with a code of its own and one line on stderr: 120 compile error,
@@ -128,6 +129,22 @@ def add_eval_commands(sub: Any) -> None:
     p.add_argument("--detach", action="store_true", help="run as a background job; print its id and return")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
     p.set_defaults(func=cmd_eval)
+    esub = p.add_subparsers(dest="eval_command", required=False, metavar="{rejudge}")
+    q = esub.add_parser("rejudge", help="check stored candidates again under the current evaluator and show which verdicts change",
+                        description=REJUDGE_USAGE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    q.add_argument("run", nargs="?", type=int, help="an evaluation run of the workspace store (`cuset results list`)")
+    q.add_argument("--all", action="store_true", help="every completed store run that is not itself a rejudge")
+    q.add_argument("--experiment", metavar="NAME|FOLDER", help="an experiment's results folder (analysis/results/NAME): its kept replies")
+    q.add_argument("--out", metavar="FILE.csv", help="with --experiment: where the rows go (default FOLDER/rejudge.csv; summary beside it as .json)")
+    q.add_argument("--force", action="store_true", help="with --experiment: replace an existing --out and its .json")
+    q.add_argument("--backend", choices=BACKENDS_ALL, help="override the stored backend")
+    q.add_argument("--trials", type=int, help="override the stored number of correctness trials")
+    q.add_argument("--tolerance", choices=("v0", "strict"), help="override the stored tolerance profile")
+    q.add_argument("--static-policy", dest="static_policy", choices=("strict", "lenient"), help="override the stored static policy")
+    q.add_argument("--timeout", dest="timeout_s", type=float, help="override the stored per-candidate wall-clock limit, seconds")
+    q.add_argument("--workers", type=int, default=0, help=helps["workers"])
+    q.add_argument("--json", action="store_true", help="print one JSON object per rejudged run (or the experiment's summary)")
+    q.set_defaults(func=cmd_eval_rejudge)
 
     p = sub.add_parser("results", help="evaluation runs: list, show, export CSV")
     rsub = p.add_subparsers(dest="results_command", required=True)
@@ -196,6 +213,87 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"evaluation run {run_id} ({run['label']}): {s.get('candidates')} candidates, compiled {s.get('compile_rate', 0):.1%}, "
               f"correct {s.get('correct_rate', 0):.1%} in {s.get('seconds')} s")
         _print_groups(ResultStore().frame([run_id]))
+    return 0
+
+
+REJUDGE_USAGE = """Check stored candidates' code again under the current evaluator (cuset.evaluate.rejudge).
+
+    cuset eval rejudge 12                          # -> a new store run "<label> (rejudged)" beside run 12
+    cuset eval rejudge --all                       # every completed run that is not itself a rejudge
+    cuset eval rejudge --experiment cpu-135m       # kept replies -> analysis/results/cpu-135m/rejudge.csv + .json
+    cuset eval rejudge --experiment DIR --out /tmp/r.csv --tolerance strict
+
+Settings (backend, trials, tolerance, static policy, timeout) are the run's own unless given.
+Candidates with no code are carried over unchanged. Prints the changed transitions, the
+old x new table and one line per changed candidate."""
+
+
+def _rejudge_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {name: getattr(args, name) for name in ("backend", "trials", "tolerance", "static_policy", "timeout_s")}
+
+
+def cmd_eval_rejudge(args: argparse.Namespace) -> int:
+    """`cuset eval rejudge RUN | --all | --experiment NAME`: one of the three."""
+    from dataclasses import asdict
+
+    from tqdm import tqdm
+
+    from cuset.evaluate import rejudge
+    from cuset.evaluate.results import ResultStore
+
+    chosen = [name for name, given in (("RUN", args.run is not None), ("--all", args.all), ("--experiment", args.experiment)) if given]
+    if len(chosen) != 1:
+        raise ValueError(f"name what to rejudge: one of RUN, --all or --experiment NAME (got {' and '.join(chosen) or 'none'})")
+    if (args.out or args.force) and not args.experiment:
+        raise ValueError("--out and --force belong to --experiment; a store run's rejudge is a new run in the store")
+    bars: list[Any] = []
+    desc = {"text": "rejudging"}
+
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(total=total, desc=desc["text"], unit="check", file=sys.stderr))
+        bars[0].total, bars[0].n = total, done
+        bars[0].refresh()
+
+    def close() -> None:
+        while bars:
+            bars.pop().close()
+
+    try:
+        if args.experiment:
+            folder = rejudge.results_folder(args.experiment)
+            paths = rejudge.experiment_out(folder, args.out, args.force)
+            result = rejudge.rejudge_experiment(folder, _rejudge_overrides(args), args.workers, progress)
+            close()
+            csv_path, json_path = rejudge.write_experiment_rejudge(result, *paths)
+            summary = rejudge.experiment_summary(result)
+            if args.json:
+                print(json.dumps(summary, default=str))
+                return 0
+            for unit in result.units:
+                info = unit.info
+                print("\n".join(rejudge.diff_lines(unit.records, f"{info.model} {info.method} s{info.seed} {info.mode} ({unit.source})")))
+            for info in result.without_replies:
+                print(f"{info.model} {info.method} s{info.seed} {info.mode}: not rejudged (no replies kept)")
+            print(f"{result.folder.name}: {summary['checked']} checked, {summary['changed']} verdicts changed in {result.seconds} s; "
+                  f"wrote {csv_path} and {json_path}")
+            return 0
+        store = ResultStore()
+        run_ids = rejudge.rejudgeable_runs(store) if args.all else [args.run]
+        if not run_ids:
+            print("no completed evaluation runs to rejudge")
+        for run_id in run_ids:
+            desc["text"] = f"rejudging run {run_id}"
+            done = rejudge.rejudge_run(run_id, store, _rejudge_overrides(args), args.workers, progress)
+            close()
+            if args.json:
+                print(json.dumps({"run": done.old_run, "new_run": done.new_run, "settings": asdict(done.settings),
+                                  "seconds": done.seconds, **rejudge.counts(done.records)}, default=str))
+            else:
+                print(f"run {done.old_run} -> run {done.new_run} ({done.label}) in {done.seconds} s")
+                print("\n".join(rejudge.diff_lines(done.records)))
+    finally:
+        close()
     return 0
 
 
