@@ -472,6 +472,23 @@ def token_categories(scores: TokenScores, tagged: TagResult) -> tuple[np.ndarray
     return bits, stmt, kinds[stmt]
 
 
+def token_in_code(scores: TokenScores, tagged: TagResult) -> np.ndarray:
+    """bool [n]: every character of the token lies inside the CUDA source the tagger found
+    (tagged.blocks, in the sample's own offsets: the whole text of a plain .cu sample, a fenced
+    block's body, the body of a Python string passed to load_inline). Everything else is the
+    wrapper: prose, fences, the Python around the strings and the strings' own quotes. A token
+    that straddles a block edge (a literal's quotes and its first characters) holds wrapper
+    text, so it counts as outside: the objective's mask scope `cuda` always trains it."""
+    n_chars = len(tagged.text)
+    inside = np.zeros(n_chars, dtype=np.int64)
+    for block in tagged.blocks:
+        inside[block.start : block.end] = 1
+    prefix = np.r_[0, np.cumsum(inside)]
+    starts = np.clip(scores.starts.astype(np.int64), 0, n_chars)
+    ends = np.clip(scores.ends.astype(np.int64), 0, n_chars)
+    return (ends > starts) & (prefix[ends] - prefix[starts] == ends - starts)
+
+
 # [4096, 12]: which categories each bit pattern holds.
 PATTERN_CATEGORIES = (np.arange(1 << len(CATEGORIES))[:, None] >> np.arange(len(CATEGORIES))) & 1
 
@@ -493,7 +510,9 @@ def category_counts(bits: np.ndarray, where: np.ndarray | None = None) -> np.nda
 @dataclass
 class TokenTable:
     """A scored data set flattened: per-token arrays [N] ordered by (sample, position), and
-    `offsets` [S+1] where sample s owns tokens offsets[s]:offsets[s+1]."""
+    `offsets` [S+1] where sample s owns tokens offsets[s]:offsets[s+1]. `in_cuda` [N] bool
+    (`token_in_code`): the token lies inside the sample's CUDA source; a table built by hand
+    without it treats every token as CUDA, as `tag` treats a plain .cu text."""
 
     offsets: np.ndarray
     p: np.ndarray
@@ -502,6 +521,11 @@ class TokenTable:
     stmt_kind: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
+    in_cuda: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.in_cuda is None:
+            self.in_cuda = np.ones(self.p.shape, dtype=bool)
 
     @property
     def n_samples(self) -> int:
@@ -557,6 +581,7 @@ class TokenTable:
             stmt_kind=cat([a[2] for a in aligned], np.int8),
             starts=cat([s.starts for s in scores], np.int32),
             ends=cat([s.ends for s in scores], np.int32),
+            in_cuda=cat([token_in_code(s, t) for s, t in zip(scores, tags)], bool),
         )
 
 

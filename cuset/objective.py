@@ -10,12 +10,25 @@ p_it = probability of the gold token, s_it = 1 if CUDA-sensitive, l_it = -log p_
 - Token mask m_it (policy `protect_regions`, the default): m = 0 when the token is
   low-confidence AND outside every region's token range. `protect_sensitive`: m = 0 when low
   and not sensitive. `none`: m = 1.
+- Mask scope (`mask_scope`): `all` (the default) lets any response token be masked; `cuda`
+  only the tokens inside the sample's CUDA source (TokenTable.in_cuda): the wrapper around it
+  (the load_inline scaffold, prose, fences) is always trained.
 - Region score r_i = sum_g kappa[kind g] * |g| * (1 - mean p over g) / T_i, with |g| the
   region's candidate count; weight w_i = clip(1 + alpha * r_i / mean_j r_j, w_min, w_max),
   then renormalised to mean 1 over the data set (w = 1 everywhere when no sample has regions).
-- Loss = sum_i w_i sum_t m_it l_it / sum_i T_i: divided by the number of response tokens,
-  known before the forward pass, so it is exact under gradient accumulation and several
-  processes, and equals plain SFT when m = 1 and w = 1.
+- Loss = sum_i w_i sum_t max(m_it, eps) l_it / sum_i T_i: divided by the number of response
+  tokens, known before the forward pass, so it is exact under gradient accumulation and several
+  processes, and equals plain SFT when m = 1 and w = 1. eps (`floor`, default 0) is the weight a
+  masked token keeps, so it still gets a little gradient.
+- Plain-SFT warm-up (`sft_warmup_steps`, or `sft_warmup_fraction` of the run's optimizer steps,
+  rounded up and resolved against the Trainer's max_steps): m = 1 and w = 1 for the first N
+  optimizer steps, then the objective. Named apart from TrainConfig.warmup_steps, which is the
+  learning rate's warm-up.
+
+Why the last three exist (DESIGN.md, "Known limit"): a masked token gets no gradient, so in
+quantile mode the same bottom share of a sample stays low and stays masked for the whole run;
+where the base model does not know the output format, that share is the format. Each variant
+lets the objective learn what the base model lacks; the defaults keep the original objective.
 
 Baselines from the literature beside plain SFT, each one small torch function below: `dft`
 (Wu et al. 2025), `profit` (ProFit, arXiv 2601.09195) and `slm` (Rho-1's selective language
@@ -27,6 +40,7 @@ loop runs per token. The torch functions at the end are what the trainer calls p
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +56,7 @@ from cuset.sensitivity import CATEGORIES
 THRESHOLD_MODES = ("quantile", "absolute")
 MASK_POLICIES = ("protect_regions", "protect_sensitive", "none")
 MASK_MODES = ("adaptive", "static")
+MASK_SCOPES = ("all", "cuda")
 METHODS = ("sft", "dft", "token-mask", "region-weight", "cuset", "profit", "slm")
 # The baselines' defaults. ProFit gates on a static tau; we could not read the paper's own value
 # on this machine, and take 0.3: it keeps the bulk of a code model's confident tokens (the
@@ -62,6 +77,10 @@ class ObjectiveConfig(ConfigFile):
     quantile: float = field(default=0.25, metadata={"help": "quantile mode: low when p is below the sample's q-quantile."})
     policy: str = field(default="protect_regions", metadata={"help": f"Token mask policy, one of {MASK_POLICIES}."})
     mask_mode: str = field(default="adaptive", metadata={"help": "adaptive: the current model's probabilities decide 'low' during training; static: the cached base-model scores."})
+    mask_scope: str = field(default="all", metadata={"help": f"Which tokens the mask may drop, one of {MASK_SCOPES}: all response tokens, or only those inside the CUDA source (the Python wrapper, prose and fences are always trained)."})
+    floor: float = field(default=0.0, metadata={"help": "Weight eps in [0, 1] a masked token keeps in the loss (max(m, eps)); 0 = masked tokens get no gradient."})
+    sft_warmup_steps: int = field(default=0, metadata={"help": "Train plain SFT (m = 1, w = 1) for the first N optimizer steps, then the objective (0 = from the start)."})
+    sft_warmup_fraction: float = field(default=0.0, metadata={"help": "The same warm-up as a fraction in [0, 1) of the run's optimizer steps, rounded up; use this or sft_warmup_steps, not both."})
     regions: RegionConfig = field(default_factory=RegionConfig, metadata={"help": "How regions are found."})
     kappa: dict[str, float] = field(default_factory=dict, metadata={"help": "Per-kind region weight (missing kinds: 1)."})
     alpha: float = field(default=1.0, metadata={"help": "Strength of the region-aware sample reweighting."})
@@ -77,6 +96,13 @@ class ObjectiveConfig(ConfigFile):
             (0.0 < self.quantile < 1.0, f"quantile={self.quantile}: use a value in (0, 1)."),
             (self.policy in MASK_POLICIES, f"policy={self.policy!r}: use one of {MASK_POLICIES}."),
             (self.mask_mode in MASK_MODES, f"mask_mode={self.mask_mode!r}: use one of {MASK_MODES}."),
+            (self.mask_scope in MASK_SCOPES, f"mask_scope={self.mask_scope!r}: use one of {MASK_SCOPES}."),
+            (0.0 <= self.floor <= 1.0, f"floor={self.floor}: use a weight in [0, 1] (0 = masked tokens get no gradient)."),
+            (isinstance(self.sft_warmup_steps, int) and not isinstance(self.sft_warmup_steps, bool) and self.sft_warmup_steps >= 0,
+             f"sft_warmup_steps={self.sft_warmup_steps!r}: use a whole number of optimizer steps >= 0."),
+            (0.0 <= self.sft_warmup_fraction < 1.0, f"sft_warmup_fraction={self.sft_warmup_fraction}: use a fraction in [0, 1)."),
+            (not (self.sft_warmup_steps and self.sft_warmup_fraction),
+             f"sft_warmup_steps={self.sft_warmup_steps} and sft_warmup_fraction={self.sft_warmup_fraction}: set one of them, and the other to 0."),
             (self.alpha >= 0.0, f"alpha={self.alpha}: use a value >= 0."),
             (0.0 < self.w_min <= 1.0 <= self.w_max, f"w_min={self.w_min}, w_max={self.w_max}: need 0 < w_min <= 1 <= w_max."),
         ]
@@ -107,12 +133,42 @@ def low_confidence(table: TokenTable, config: ObjectiveConfig) -> np.ndarray:
     return table.p < np.repeat(thresholds, lengths)
 
 
-def token_mask(low: np.ndarray, sensitive: np.ndarray, protected: np.ndarray, policy: str) -> np.ndarray:
-    """m [N] (1 = trained on, 0 = masked) from the low-confidence test and the protected set."""
+def maskable_tokens(in_cuda: np.ndarray, scope: str) -> np.ndarray | None:
+    """bool [N]: the tokens the mask may drop under `scope` (MASK_SCOPES); None (every token)
+    for `all`, `in_cuda` (TokenTable.in_cuda) for `cuda`."""
+    if scope not in MASK_SCOPES:
+        raise ValueError(f"Unknown mask scope {scope!r}; valid: {', '.join(MASK_SCOPES)}.")
+    return None if scope == "all" else np.asarray(in_cuda, dtype=bool)
+
+
+def token_mask(low: np.ndarray, sensitive: np.ndarray, protected: np.ndarray, policy: str, maskable: np.ndarray | None = None) -> np.ndarray:
+    """m [N] (1 = trained on, 0 = masked) from the low-confidence test and the protected set;
+    with `maskable` (bool [N], `maskable_tokens`) only those tokens can be masked."""
     if policy == "none":
         return np.ones_like(low, dtype=np.float32)
     keep = protected if policy == "protect_regions" else sensitive
-    return (~(low & ~keep)).astype(np.float32)
+    drop = low & ~keep
+    if maskable is not None:
+        drop &= maskable
+    return (~drop).astype(np.float32)
+
+
+def resolved_warmup_steps(config: ObjectiveConfig, total_steps: int = 0) -> int:
+    """N, the optimizer steps of plain SFT before the objective starts: sft_warmup_steps, or
+    ceil(sft_warmup_fraction * total_steps) (the run's optimizer steps, as the Trainer's
+    max_steps once training starts)."""
+    if config.sft_warmup_fraction > 0:
+        if total_steps <= 0:
+            raise ValueError(f"sft_warmup_fraction={config.sft_warmup_fraction} needs the run's total optimizer steps (got {total_steps}); "
+                             "pass them, or use sft_warmup_steps.")
+        return math.ceil(config.sft_warmup_fraction * total_steps - 1e-9)
+    return config.sft_warmup_steps
+
+
+def warmup_active(step: int, config: ObjectiveConfig, total_steps: int = 0) -> bool:
+    """True while optimizer step `step` (0-based: the Trainer's state.global_step, the steps
+    completed so far) is inside the plain-SFT warm-up."""
+    return step < resolved_warmup_steps(config, total_steps)
 
 
 def region_scores(regions: Regions, lengths: np.ndarray, kappa: np.ndarray) -> np.ndarray:
@@ -207,15 +263,17 @@ def compute(table: TokenTable, config: ObjectiveConfig, method: str = "cuset") -
     r = region_scores(regions, lengths, config.kappa_vector())
     use_mask = method in ("token-mask", "cuset")
     use_weights = method in ("region-weight", "cuset")
-    mask = token_mask(low, sensitive, protected, config.policy) if use_mask else np.ones(low.shape, dtype=np.float32)
+    maskable = maskable_tokens(table.in_cuda, config.mask_scope)
+    mask = token_mask(low, sensitive, protected, config.policy, maskable) if use_mask else np.ones(low.shape, dtype=np.float32)
     weights = sample_weights(r, config.alpha, config.w_min, config.w_max) if use_weights else np.ones(table.n_samples)
     stats = summarise(table, low, candidate, mask, regions, weights)
     return ObjectiveResult(low, candidate, protected, mask, regions, r, weights, stats)
 
 
 def summarise(table: TokenTable, low: np.ndarray, candidate: np.ndarray, mask: np.ndarray, regions: Regions, weights: np.ndarray) -> dict[str, Any]:
-    """Data-set figures: masked fraction (overall, per category), preserved candidates,
-    regions by kind, weight distribution and effective sample size."""
+    """Data-set figures: masked fraction (overall, per category, and outside the CUDA source:
+    the share of the wrapper's tokens masked, and the wrapper's share of all masked tokens),
+    preserved candidates, regions by kind, weight distribution and effective sample size."""
     n = int(table.p.shape[0])
     masked = mask == 0
     all_counts = table.category_counts
@@ -226,6 +284,9 @@ def summarise(table: TokenTable, low: np.ndarray, candidate: np.ndarray, mask: n
     n_masked = int(masked_patterns.sum())
     n_masked_sensitive = n_masked - int(masked_patterns[0])
     n_candidates = int(np.count_nonzero(candidate))
+    outside = ~table.in_cuda
+    n_outside = int(np.count_nonzero(outside))
+    n_masked_outside = int(np.count_nonzero(masked & outside))
     kinds = np.bincount(regions.kind.astype(np.int64), minlength=len(REGION_KINDS))
     return {
         "n_samples": table.n_samples,
@@ -235,6 +296,9 @@ def summarise(table: TokenTable, low: np.ndarray, candidate: np.ndarray, mask: n
         "masked_fraction_sensitive": n_masked_sensitive / n_sensitive if n_sensitive else 0.0,
         "masked_fraction_other": (n_masked - n_masked_sensitive) / (n - n_sensitive) if n > n_sensitive else 0.0,
         "masked_fraction_by_category": per_category,
+        "outside_cuda_fraction": n_outside / max(n, 1),
+        "masked_fraction_outside_cuda": n_masked_outside / n_outside if n_outside else 0.0,
+        "masked_outside_cuda_share": n_masked_outside / n_masked if n_masked else 0.0,
         "low_sensitive_tokens": n_candidates,
         "low_sensitive_preserved": n_candidates - int(np.count_nonzero(candidate & masked)),
         "n_regions": len(regions),
@@ -264,13 +328,15 @@ def batch_low_confidence(p: Any, response: Any, config: ObjectiveConfig) -> Any:
     return (p < thresholds) & response
 
 
-def cuset_loss(logp: Any, mask: Any, weights: Any, num_items: Any) -> Any:
-    """sum_i w_i sum_t m_it * (-logp_it) / num_items.
+def cuset_loss(logp: Any, mask: Any, weights: Any, num_items: Any, floor: float = 0.0) -> Any:
+    """sum_i w_i sum_t max(m_it, eps) * (-logp_it) / num_items, eps = `floor`.
 
-    logp: [B, T] log-probability of the gold tokens (0 where not a response token);
-    mask: [B, T] 0/1 (0 also on non-response tokens); weights: [B]; num_items: the number of
-    response tokens in the whole (accumulated, all-process) batch. With mask = response and
-    w = 1 this is exactly the causal-LM loss."""
+    logp: [B, T] log-probability of the gold tokens (0 where not a response token, so the
+    floor adds nothing there); mask: [B, T] 0/1 (0 also on non-response tokens); weights: [B];
+    num_items: the number of response tokens in the whole (accumulated, all-process) batch.
+    With mask = response and w = 1 this is exactly the causal-LM loss."""
+    if floor > 0.0:
+        mask = mask.clamp(min=floor)
     return -(weights[:, None] * mask * logp).sum() / num_items
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cuset.confidence import TokenTable
+from cuset.confidence import TokenScores, TokenTable, token_in_code
 from cuset.objective import (
     ObjectiveConfig,
     batch_low_confidence,
@@ -16,22 +16,25 @@ from cuset.objective import (
     dft_loss,
     effective_sample_size,
     low_confidence,
+    maskable_tokens,
     profit_loss,
     profit_mask,
     region_scores,
+    resolved_warmup_steps,
     sample_weights,
     slm_loss,
     slm_mask,
     token_mask,
+    warmup_active,
 )
 from cuset.regions import REGION_KINDS, RegionConfig, Regions
-from cuset.sensitivity import CATEGORY_BIT
+from cuset.sensitivity import CATEGORY_BIT, tag
 
 G = CATEGORY_BIT["bounds_guard"]
 IX = CATEGORY_BIT["index_math"]
 
 
-def table(ps: list[list[float]], bits: list[list[int]]) -> TokenTable:
+def table(ps: list[list[float]], bits: list[list[int]], in_cuda: list[list[bool]] | None = None) -> TokenTable:
     lengths = [len(p) for p in ps]
     n = sum(lengths)
     flat_p = np.array([x for row in ps for x in row], dtype=np.float32)
@@ -43,6 +46,7 @@ def table(ps: list[list[float]], bits: list[list[int]]) -> TokenTable:
         stmt_kind=np.full(n, -1, dtype=np.int8),
         starts=np.arange(n, dtype=np.int32),
         ends=np.arange(n, dtype=np.int32) + 1,
+        in_cuda=None if in_cuda is None else np.array([x for row in in_cuda for x in row], dtype=bool),
     )
 
 
@@ -67,6 +71,69 @@ def test_token_mask_policies():
     assert token_mask(low, sensitive, protected, "protect_regions").tolist() == [0, 1, 1, 1]
     assert token_mask(low, sensitive, protected, "protect_sensitive").tolist() == [1, 0, 1, 1]
     assert token_mask(low, sensitive, protected, "none").tolist() == [1, 1, 1, 1]
+
+
+def test_token_mask_scope_leaves_the_wrapper_trained():
+    # token     0 `x=`  1 `"""`  2 `if (i < n)`  3 `a[i]`  4 `;`  5 `load`
+    # low        yes      no        yes            yes      no    yes
+    # sensitive  no       no        yes            no       no    no
+    # protected  no       no        yes (region)   no       no    no
+    # in CUDA    no       no        yes            yes      yes   no
+    low = np.array([True, False, True, True, False, True])
+    sensitive = np.array([False, False, True, False, False, False])
+    protected = sensitive.copy()
+    in_cuda = np.array([False, False, True, True, True, False])
+    assert maskable_tokens(in_cuda, "all") is None
+    assert token_mask(low, sensitive, protected, "protect_regions", maskable_tokens(in_cuda, "all")).tolist() == [0, 1, 1, 0, 1, 0]
+    assert token_mask(low, sensitive, protected, "protect_regions", maskable_tokens(in_cuda, "cuda")).tolist() == [1, 1, 1, 0, 1, 1]
+    assert token_mask(low, sensitive, protected, "none", maskable_tokens(in_cuda, "cuda")).tolist() == [1] * 6
+    with pytest.raises(ValueError, match="valid: all, cuda"):
+        maskable_tokens(in_cuda, "python")
+
+
+def test_compute_under_mask_scope_and_the_outside_cuda_figures():
+    # The 6 tokens above as a data set: absolute tau 0.5, token 2 a bounds guard (its own region).
+    t = table([[0.1, 0.9, 0.2, 0.3, 0.8, 0.1]], [[0, 0, G, 0, 0, 0]], [[False, False, True, True, True, False]])
+    everywhere = compute(t, ObjectiveConfig(threshold_mode="absolute", tau=0.5))
+    assert everywhere.mask.tolist() == [0, 1, 1, 0, 1, 0]
+    s = everywhere.stats
+    # masked {0, 3, 5}; outside CUDA {0, 1, 5}, of which {0, 5} masked
+    assert (s["masked_fraction"], s["outside_cuda_fraction"]) == pytest.approx((3 / 6, 3 / 6))
+    assert (s["masked_fraction_outside_cuda"], s["masked_outside_cuda_share"]) == pytest.approx((2 / 3, 2 / 3))
+    scoped = compute(t, ObjectiveConfig(threshold_mode="absolute", tau=0.5, mask_scope="cuda"))
+    assert scoped.mask.tolist() == [1, 1, 1, 0, 1, 1]
+    assert (scoped.stats["masked_fraction"], scoped.stats["masked_fraction_outside_cuda"], scoped.stats["masked_outside_cuda_share"]) == pytest.approx((1 / 6, 0, 0))
+    # a table built without the flags counts every token as CUDA: scope cuda = scope all
+    bare = table([[0.1, 0.9, 0.2, 0.3, 0.8, 0.1]], [[0, 0, G, 0, 0, 0]])
+    assert compute(bare, ObjectiveConfig(threshold_mode="absolute", tau=0.5, mask_scope="cuda")).mask.tolist() == [0, 1, 1, 0, 1, 0]
+
+
+def _split(text: str, pieces: list[str]) -> TokenScores:
+    """TokenScores whose tokens are `pieces`, in order, covering `text` (p = 1)."""
+    assert "".join(pieces) == text
+    ends = np.cumsum([len(x) for x in pieces]).astype(np.int32)
+    n = len(pieces)
+    ones = np.ones(n, dtype=np.float32)
+    return TokenScores("s", np.zeros(n, dtype=np.int32), ends - np.array([len(x) for x in pieces], dtype=np.int32), ends,
+                       ones, np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.int32),
+                       np.zeros((n, 1), dtype=np.int32), ones[:, None], False)
+
+
+def test_token_in_code_finds_the_load_inline_string_and_the_fence_body():
+    kernel = "__global__ void k(float* a) { a[0] = 1; }"
+    pieces = ["import torch\n", "src", " =", ' """', kernel[:10], kernel[10:], '"""', "\n", "m", " = load", "_inline(cuda_sources=src)\n"]
+    text = "".join(pieces)
+    tagged = tag(text)
+    assert [b.origin for b in tagged.blocks] == ["load_inline"]
+    assert token_in_code(_split(text, pieces), tagged).tolist() == [False] * 4 + [True, True] + [False] * 5
+    # a token that straddles the string's opening quotes is wrapper
+    straddle = ["import torch\n", "src =", ' """__', kernel[2:], '"""\n', "m = load_inline(cuda_sources=src)\n"]
+    assert token_in_code(_split("".join(straddle), straddle), tag("".join(straddle))).tolist() == [False, False, False, True, False, False]
+    fenced = ["Here:\n", "```cuda\n", kernel, "\n", "```", "\n"]
+    assert token_in_code(_split("".join(fenced), fenced), tag("".join(fenced))).tolist() == [False, False, True, True, False, False]
+    plain = ["__global__", " void k(float* a)", " { a[0] = 1; }"]
+    scores = _split("".join(plain), plain)
+    assert TokenTable.build([scores], [tag("".join(plain))]).in_cuda.tolist() == [True] * 3
 
 
 def _regions(sample, size, mean_p, kind) -> Regions:
@@ -143,7 +210,16 @@ def test_config_validation_and_round_trip(tmp_path):
         ObjectiveConfig(kappa={"warp drive": 2.0})
     with pytest.raises(ValueError, match="unknown field"):
         ObjectiveConfig.from_dict({"threshold": 0.3})
-    config = ObjectiveConfig(quantile=0.3, kappa={"bounds guard": 2.0}, regions=RegionConfig(method="statement", max_gap=4))
+    for bad, message in (({"mask_scope": "python"}, "mask_scope"), ({"floor": 1.5}, r"floor=1.5: use a weight in \[0, 1\]"),
+                         ({"floor": -0.1}, "floor"), ({"sft_warmup_steps": 2.5}, "whole number"), ({"sft_warmup_steps": -1}, "whole number"),
+                         ({"sft_warmup_fraction": 1.0}, "sft_warmup_fraction"),
+                         ({"sft_warmup_steps": 10, "sft_warmup_fraction": 0.1}, "set one of them")):
+        with pytest.raises(ValueError, match=message):
+            ObjectiveConfig(**bad)
+    defaults = ObjectiveConfig()
+    assert (defaults.mask_scope, defaults.floor, defaults.sft_warmup_steps, defaults.sft_warmup_fraction) == ("all", 0.0, 0, 0.0)
+    config = ObjectiveConfig(quantile=0.3, kappa={"bounds guard": 2.0}, regions=RegionConfig(method="statement", max_gap=4),
+                             mask_scope="cuda", floor=0.1, sft_warmup_fraction=0.2)
     for name in ("c.yaml", "c.json"):
         config.save(tmp_path / name)
         assert ObjectiveConfig.load(tmp_path / name) == config
@@ -170,6 +246,34 @@ def test_loss_hand_computed_with_mask_and_weights():
     # (2*(ln2 + 0) + 0.5*(3 ln2 + 0)) / 6 = 3.5 ln2 / 6
     loss = cuset_loss(logp, mask, weights, torch.tensor(6))
     assert loss.item() == pytest.approx(3.5 * np.log(2) / 6, rel=1e-6)
+
+
+def test_floor_keeps_a_small_weight_on_masked_tokens():
+    logp = torch.log(torch.tensor([[0.5, 0.25, 1.0], [0.125, 1.0, 1.0]])).requires_grad_()
+    mask = torch.tensor([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
+    weights = torch.tensor([2.0, 0.5])
+    # eps 0.1: (2*(ln2 + 0.1*ln4 + 0) + 0.5*(3 ln2 + 0 + 0.1*0)) / 6 = (2.4 + 1.5) ln2 / 6
+    loss = cuset_loss(logp, mask, weights, torch.tensor(6), floor=0.1)
+    assert loss.item() == pytest.approx(3.9 * np.log(2) / 6, rel=1e-6)
+    loss.backward()
+    # d/d logp = -w * max(m, eps) / 6: the masked token (row 0, col 1) gets 2 * 0.1 / 6
+    expected = -torch.tensor([[2.0, 0.2, 2.0], [0.5, 0.5, 0.05]]) / 6
+    torch.testing.assert_close(logp.grad, expected)
+    # eps 1 trains every token in full (the mask no longer matters); eps 0 is the plain mask
+    assert cuset_loss(logp, mask, weights, torch.tensor(6), floor=1.0).item() == pytest.approx(7.5 * np.log(2) / 6, rel=1e-6)
+    assert cuset_loss(logp, mask, weights, torch.tensor(6), floor=0.0).item() == pytest.approx(3.5 * np.log(2) / 6, rel=1e-6)
+
+
+def test_warmup_covers_the_first_optimizer_steps():
+    three = ObjectiveConfig(sft_warmup_steps=3)
+    assert [warmup_active(step, three) for step in range(5)] == [True, True, True, False, False]
+    assert not warmup_active(0, ObjectiveConfig())
+    # a fraction of the run, rounded up: 0.1 of 100 steps is 10 (not 11 from 0.1 * 100 = 10.000000000000002), of 162 it is 17
+    tenth = ObjectiveConfig(sft_warmup_fraction=0.1)
+    assert (resolved_warmup_steps(tenth, 100), resolved_warmup_steps(tenth, 162), resolved_warmup_steps(tenth, 4)) == (10, 17, 1)
+    assert warmup_active(9, tenth, 100) and not warmup_active(10, tenth, 100)
+    with pytest.raises(ValueError, match="total optimizer steps"):
+        warmup_active(0, tenth)
 
 
 def test_dft_loss_weights_by_detached_probability():

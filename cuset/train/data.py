@@ -13,6 +13,8 @@ Per position the example carries what the loss needs:
     ref_logp   [L] float32  the base model's log p(gold) from the cached scores (0 where none;
                             `slm`'s reference loss, read from the same table as the mask)
     always     [L] bool     trained on by every method's token selection: the end-of-turn token
+    in_cuda    [L] bool     the token lies inside the sample's CUDA source (TokenTable.in_cuda):
+                            under mask_scope `cuda` only these can be masked
     weight     float        the sample weight w_i
 
 `placeholder_scores` stand in for the base-model scores of methods that need none (p = 1, so
@@ -48,6 +50,7 @@ class Example:
     weight: float
     ref_logp: np.ndarray | None = None
     always: np.ndarray | None = None
+    in_cuda: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         length = self.input_ids.shape[0]
@@ -55,6 +58,8 @@ class Example:
             self.ref_logp = np.zeros(length, dtype=np.float32)
         if self.always is None:
             self.always = np.zeros(length, dtype=bool)
+        if self.in_cuda is None:  # as TokenTable: without a tagger's word every token is CUDA
+            self.in_cuda = np.ones(length, dtype=bool)
 
     def __len__(self) -> int:
         return int(self.input_ids.shape[0])
@@ -122,9 +127,11 @@ def align_examples(ids: Sequence[str], rendered: Sequence[RenderedSample], table
             always[stop] = True
         sensitive = np.zeros(length, dtype=bool)
         sensitive[cols] = table.sensitive[begin:end]
+        in_cuda = np.zeros(length, dtype=bool)
+        in_cuda[cols] = table.in_cuda[begin:end]
         examples.append(
             Example(ids[index], np.asarray(item.input_ids, dtype=np.int64), target, protected, keep, sensitive,
-                    float(result.weights[index]), ref_logp, always)
+                    float(result.weights[index]), ref_logp, always, in_cuda)
         )
     return examples
 
@@ -142,6 +149,7 @@ def collate(examples: Sequence[Example], pad_id: int) -> dict[str, Any]:
     sensitive = torch.zeros((batch, width), dtype=torch.bool)
     ref_logp = torch.zeros((batch, width), dtype=torch.float32)
     always = torch.zeros((batch, width), dtype=torch.bool)
+    in_cuda = torch.zeros((batch, width), dtype=torch.bool)
     for row, example in enumerate(examples):
         n = len(example)
         input_ids[row, :n] = torch.from_numpy(example.input_ids)
@@ -151,6 +159,7 @@ def collate(examples: Sequence[Example], pad_id: int) -> dict[str, Any]:
         sensitive[row, :n] = torch.from_numpy(example.sensitive)
         ref_logp[row, :n] = torch.from_numpy(example.ref_logp)
         always[row, :n] = torch.from_numpy(example.always)
+        in_cuda[row, :n] = torch.from_numpy(example.in_cuda)
     labels = torch.where(target, input_ids, torch.full_like(input_ids, IGNORE))
     return {
         "input_ids": input_ids,
@@ -162,6 +171,7 @@ def collate(examples: Sequence[Example], pad_id: int) -> dict[str, Any]:
         "sensitive": sensitive,
         "ref_logp": ref_logp,
         "always": always,
+        "in_cuda": in_cuda,
         "weight": torch.tensor([e.weight for e in examples], dtype=torch.float32),
         "n_tokens": torch.tensor([len(e) for e in examples], dtype=torch.long),
     }

@@ -14,8 +14,13 @@ One forward pass gives the log-probability of every gold response token; then pe
                    over k * num_items (Rho-1)
 
 The adaptive mask runs `batch_low_confidence` on the current model's detached probabilities
-from this same forward pass (no second pass); the protected set and the weights were fixed
-before training from the base-model scores. `static` mode uses the base-model mask (`keep`).
+from this same forward pass (no second pass); the protected set, the mask scope (`in_cuda`:
+with `mask_scope: cuda` only tokens inside the CUDA source can be masked) and the weights were
+fixed before training from the base-model scores. `static` mode uses the base-model mask
+(`keep`). A masked token keeps the weight `floor` (max(m, eps)). For the first
+`resolved_warmup_steps` optimizer steps (the objective's plain-SFT warm-up; `step` is the
+Trainer's state.global_step) the objective's methods (token-mask, region-weight, cuset) train
+with m = 1 and w = 1, exactly `sft`; the baselines have their own selection and ignore it.
 Every loss is divided by `num_items`, the response tokens of the whole accumulated batch
 (all processes), so gradient accumulation 1x4 and 4x1 give the same gradients. Two exceptions,
 by their papers' definitions: `profit` divides by the kept tokens, which are only known after
@@ -43,9 +48,11 @@ from cuset.objective import (
     profit_mask,
     slm_loss,
     slm_mask,
+    warmup_active,
 )
 
 MASKING_METHODS = ("token-mask", "cuset")
+OBJECTIVE_METHODS = ("token-mask", "region-weight", "cuset")  # the ones the plain-SFT warm-up applies to
 
 # Per-step sums the metrics are made of (one float64 vector, so processes can all-reduce it).
 TOTALS = (
@@ -78,6 +85,7 @@ class TokenView:
     weight: Any
     ref_logp: Any = None
     always: Any = None
+    in_cuda: Any = None
 
 
 def gold_logprobs(model: Any, batch: dict[str, Any]) -> TokenView:
@@ -106,17 +114,22 @@ def gold_logprobs(model: Any, batch: dict[str, Any]) -> TokenView:
         weight=batch["weight"],
         ref_logp=batch["ref_logp"][:, first + 1 :] if "ref_logp" in batch else torch.zeros_like(logp),
         always=batch["always"][:, first + 1 :] if "always" in batch else torch.zeros_like(tgt),
+        in_cuda=batch["in_cuda"][:, first + 1 :] if "in_cuda" in batch else torch.ones_like(tgt),
     )
 
 
 def adaptive_mask(view: TokenView, config: ObjectiveConfig) -> Any:
     """m [B, K] (float): 0 where the current model is unsure of a token that its sample's
-    protected set does not hold; the torch twin of cuset.objective.token_mask."""
+    protected set does not hold (and, under mask_scope `cuda`, that lies inside the CUDA
+    source); the torch twin of cuset.objective.token_mask."""
     if config.policy == "none":
         return view.target.float()
     low = batch_low_confidence(view.logp.detach().exp(), view.target, config)
     protected = view.protected if view.always is None else view.protected | view.always
-    return (view.target & ~(low & ~protected)).float()
+    drop = low & ~protected
+    if config.mask_scope == "cuda":
+        drop = drop & view.in_cuda
+    return (view.target & ~drop).float()
 
 
 def token_mask(view: TokenView, spec: LossSpec) -> Any:
@@ -135,8 +148,15 @@ def sample_weights(view: TokenView, spec: LossSpec) -> Any:
     return view.weight if spec.method in ("region-weight", "cuset") else torch.ones_like(view.weight)
 
 
-def method_loss(view: TokenView, spec: LossSpec, num_items: Any) -> tuple[Any, Any, Any]:
-    """(loss, mask [B, K], weights [B]) of the method on one micro-batch."""
+def method_loss(view: TokenView, spec: LossSpec, num_items: Any, warmup: bool = False) -> tuple[Any, Any, Any]:
+    """(loss, mask [B, K], weights [B]) of the method on one micro-batch; `warmup`: inside
+    the objective's plain-SFT warm-up (the objective's methods then train as `sft`). The mask
+    returned is the 0/1 one (the metrics' kept count); the loss applies the floor to it."""
+    import torch
+
+    if warmup and spec.method in OBJECTIVE_METHODS:
+        mask = view.target.float()
+        return cuset_loss(view.logp, mask, torch.ones_like(view.weight), num_items), mask, torch.ones_like(view.weight)
     if spec.method == "dft":
         mask, weights = view.target.float(), sample_weights(view, spec)
         return dft_loss(view.logp, view.target, num_items), mask, weights
@@ -149,7 +169,8 @@ def method_loss(view: TokenView, spec: LossSpec, num_items: Any) -> tuple[Any, A
         mask, weights = slm_mask(view.logp, view.ref_logp, view.target, spec.slm_fraction, view.always), sample_weights(view, spec)
         return slm_loss(view.logp, view.ref_logp, view.target, spec.slm_fraction, num_items, view.always), mask, weights
     mask, weights = token_mask(view, spec), sample_weights(view, spec)
-    return cuset_loss(view.logp, mask, weights, num_items), mask, weights
+    floor = spec.objective.floor if spec.method in MASKING_METHODS else 0.0
+    return cuset_loss(view.logp, mask, weights, num_items, floor), mask, weights
 
 
 def step_totals(view: TokenView, mask: Any, weights: Any, loss: Any, num_items: Any, n_tokens: Any) -> Any:
@@ -173,11 +194,15 @@ def step_totals(view: TokenView, mask: Any, weights: Any, loss: Any, num_items: 
     return torch.stack([torch.as_tensor(v, dtype=torch.float64, device=view.logp.device) for v in values])
 
 
-def objective_loss(model: Any, batch: dict[str, Any], spec: LossSpec, num_items: Any = None) -> tuple[Any, Any]:
+def objective_loss(model: Any, batch: dict[str, Any], spec: LossSpec, num_items: Any = None,
+                   step: int | None = None, total_steps: int = 0) -> tuple[Any, Any]:
     """(loss, totals) of one micro-batch. `num_items` defaults to this batch's target count
-    (then the loss is the batch's own mean); the Trainer passes the accumulated count."""
+    (then the loss is the batch's own mean); the Trainer passes the accumulated count.
+    `step` (the optimizer steps done, state.global_step) and `total_steps` (state.max_steps)
+    decide the plain-SFT warm-up; without `step` there is none."""
     view = gold_logprobs(model, batch)
     if num_items is None:
         num_items = view.target.sum()
-    loss, mask, weights = method_loss(view, spec, num_items)
+    warmup = step is not None and spec.method in OBJECTIVE_METHODS and warmup_active(step, spec.objective, total_steps)
+    loss, mask, weights = method_loss(view, spec, num_items, warmup)
     return loss, step_totals(view, mask, weights, loss, num_items, batch["n_tokens"])

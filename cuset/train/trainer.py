@@ -1,6 +1,8 @@
 """`CusetTrainer`: transformers' Trainer with the CuSeT objective as its loss; `MetricsCallback`.
 
-Only `compute_loss` changes (it calls cuset.train.loss.objective_loss) plus two flags:
+Only `compute_loss` changes (it calls cuset.train.loss.objective_loss with the optimizer steps
+done so far, state.global_step, and the run's max_steps, for the objective's plain-SFT
+warm-up; resuming from a checkpoint restores both) plus two flags:
 the Trainer must count `num_items_in_batch` over the accumulated batch (it does so only for
 models that "accept loss kwargs", so we say ours does), and must not divide our loss by the
 accumulation steps again (`loss_is_scaled_for_ga`). Under several processes the count is
@@ -39,7 +41,7 @@ class CusetTrainer(Trainer):
         self.model_accepts_loss_kwargs = True
 
     def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False, num_items_in_batch: Any = None) -> Any:
-        loss, totals = objective_loss(model, inputs, self.spec, num_items_in_batch)
+        loss, totals = objective_loss(model, inputs, self.spec, num_items_in_batch, step=self.state.global_step, total_steps=self.state.max_steps)
         if model.training:
             self.step_stats.add(totals)
         if num_items_in_batch is not None and self.args.average_tokens_across_devices:

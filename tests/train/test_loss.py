@@ -13,6 +13,7 @@ from cuset.data import load
 from cuset.objective import ObjectiveConfig
 from cuset.train.data import Example, collate, scored_positions
 from cuset.train.loss import LossSpec, objective_loss
+from cuset.train.trainer import CusetTrainer
 
 MAX_LENGTH = 360  # prompts are 240-470 tokens: some samples keep a short response, one none
 
@@ -25,6 +26,7 @@ def fixed(tiny):
     samples = load("bundled")[::70][:3]
     config = ScoreConfig(model="tiny", max_length=MAX_LENGTH)
     rng = np.random.default_rng(0)
+    scope_rng = np.random.default_rng(1)  # its own stream, so the arrays above stay as they were
     examples = []
     for sample, weight in zip(samples, (0.5, 2.0, 1.25)):
         rendered = render(sample, tokenizer, config, resolved.fingerprint)
@@ -40,8 +42,9 @@ def fixed(tiny):
         always = np.zeros(length, dtype=bool)
         if len(examples) != 1:  # an end-of-turn-like token on the last target of two samples
             always[cols[-1]] = True
+        in_cuda = target & (scope_rng.random(length) < 0.6)
         ids = np.asarray(rendered.input_ids[:length], dtype=np.int64)
-        examples.append(Example(sample.id, ids, target, protected, keep, sensitive, weight, ref_logp, always))
+        examples.append(Example(sample.id, ids, target, protected, keep, sensitive, weight, ref_logp, always, in_cuda))
     assert all(e.target.sum() > 5 for e in examples), "every sample needs response tokens within MAX_LENGTH"
     batch = collate(examples, tokenizer.pad_token_id)
     return model, batch, examples
@@ -66,8 +69,9 @@ def nll_by_example(fixed):
 
 def hand_loss(nll_by_example, examples: list[Example], method: str, config: ObjectiveConfig,
               threshold: float = 0.3, fraction: float = 0.6) -> float:
-    """sum_i w_i sum_t m_it l_it / sum_i T_i, written out per sample and token; ProFit's mean
-    over the kept tokens; Rho-1's top-k by excess loss over the whole batch."""
+    """sum_i w_i sum_t max(m_it, eps) l_it / sum_i T_i, written out per sample and token (m
+    only drops in-CUDA tokens under mask_scope cuda); ProFit's mean over the kept tokens;
+    Rho-1's top-k by excess loss over the whole batch."""
     if method == "slm":
         nll = np.concatenate([n for _, n in nll_by_example])
         excess = np.concatenate([e.ref_logp[pos] for e, (pos, _) in zip(examples, nll_by_example)]) + nll
@@ -93,7 +97,11 @@ def hand_loss(nll_by_example, examples: list[Example], method: str, config: Obje
             else:
                 threshold = np.sort(p)[int(math.floor(config.quantile * (len(p) - 1)))]
                 low = p < threshold
-                mask = (~(low & ~(example.protected[positions] | example.always[positions]))).astype(float)
+                drop = low & ~(example.protected[positions] | example.always[positions])
+                if config.mask_scope == "cuda":
+                    drop &= example.in_cuda[positions]
+                mask = (~drop).astype(float)
+            mask = np.maximum(mask, config.floor)
         weight = example.weight if method in ("region-weight", "cuset") else 1.0
         total += weight * float((mask * nll).sum())
     return total / (kept if method == "profit" else count)
@@ -126,10 +134,59 @@ def test_profit_threshold_and_slm_fraction_change_the_selection(fixed, nll_by_ex
 
 def test_cuset_static_mask_uses_the_base_model_mask(fixed, nll_by_example):
     model, batch, examples = fixed
-    config = ObjectiveConfig(mask_mode="static")
+    for config in (ObjectiveConfig(mask_mode="static"), ObjectiveConfig(mask_mode="static", floor=0.25)):
+        with torch.no_grad():
+            loss, _ = objective_loss(model, batch, LossSpec("cuset", config))
+        assert float(loss) == pytest.approx(hand_loss(nll_by_example, examples, "cuset", config), rel=1e-5)
+
+
+@pytest.mark.parametrize("variant", [{"mask_scope": "cuda"}, {"floor": 0.2}, {"mask_scope": "cuda", "floor": 0.5}])
+@pytest.mark.parametrize("method", ["cuset", "token-mask"])
+def test_mask_scope_and_floor_match_hand_computation(fixed, nll_by_example, method, variant):
+    model, batch, examples = fixed
+    config = ObjectiveConfig(quantile=0.3, **variant)
     with torch.no_grad():
-        loss, _ = objective_loss(model, batch, LossSpec("cuset", config))
-    assert float(loss) == pytest.approx(hand_loss(nll_by_example, examples, "cuset", config), rel=1e-5)
+        loss, totals = objective_loss(model, batch, LossSpec(method, config))
+        plain, plain_totals = objective_loss(model, batch, LossSpec(method, ObjectiveConfig(quantile=0.3)))
+    assert float(loss) == pytest.approx(hand_loss(nll_by_example, examples, method, config), rel=1e-5)
+    assert float(loss) != pytest.approx(float(plain), rel=1e-4)  # the variant changes the loss
+    if "mask_scope" in variant:  # fewer tokens can be masked
+        assert float(plain_totals[3]) < float(totals[3]) < float(totals[2])
+    else:  # the floor keeps the 0/1 mask (the kept count) as it was
+        assert float(totals[3]) == float(plain_totals[3])
+
+
+def test_warmup_trains_plain_sft_then_the_objective(fixed, nll_by_example):
+    """Through the loss the Trainer calls: optimizer steps 0..N-1 give sft's loss, step N on the objective's."""
+    model, batch, examples = fixed
+    spec = LossSpec("cuset", ObjectiveConfig(quantile=0.3, sft_warmup_steps=2))
+    with torch.no_grad():
+        sft, _ = objective_loss(model, batch, LossSpec("sft", ObjectiveConfig()))
+        by_step = [objective_loss(model, batch, spec, step=step) for step in range(4)]
+        without_step, _ = objective_loss(model, batch, spec)
+    for loss, totals in by_step[:2]:
+        assert float(loss) == float(sft) and float(totals[3]) == float(totals[2])  # nothing masked
+        assert float(totals[4]) == 3.0  # w = 1 for each of the 3 samples
+    cuset = hand_loss(nll_by_example, examples, "cuset", ObjectiveConfig(quantile=0.3))
+    for loss, totals in by_step[2:]:
+        assert float(loss) == pytest.approx(cuset, rel=1e-5) and float(totals[3]) < float(totals[2])
+    assert float(without_step) == pytest.approx(cuset, rel=1e-5)
+
+
+def test_the_trainer_passes_its_global_step_to_the_warmup(fixed, nll_by_example, tmp_path):
+    from transformers import TrainingArguments
+
+    model, batch, examples = fixed
+    spec = LossSpec("cuset", ObjectiveConfig(quantile=0.3, sft_warmup_fraction=0.25))
+    args = TrainingArguments(output_dir=str(tmp_path), report_to=[], use_cpu=True, per_device_train_batch_size=3)
+    trainer = CusetTrainer(model=model, args=args, spec=spec)
+    trainer.state.max_steps = 10  # warm-up ceil(0.25 * 10) = 3 steps
+    sft = hand_loss(nll_by_example, examples, "sft", spec.objective)
+    cuset = hand_loss(nll_by_example, examples, "cuset", spec.objective)
+    with torch.no_grad():
+        for step, expected in ((0, sft), (2, sft), (3, cuset), (9, cuset)):
+            trainer.state.global_step = step
+            assert float(trainer.compute_loss(model, batch)) == pytest.approx(expected, rel=1e-5), step
 
 
 def test_the_mask_and_weights_change_the_loss(fixed, nll_by_example):

@@ -64,8 +64,11 @@ def test_examples_align_token_for_token_with_the_scores(tmp_path):
         lo, hi = offsets[index], offsets[index + 1]
         np.testing.assert_array_equal(example.protected[example.target], recipe.objective.protected[lo:hi])
         np.testing.assert_array_equal(example.sensitive[example.target], recipe.table.sensitive[lo:hi])
+        np.testing.assert_array_equal(example.in_cuda[example.target], recipe.table.in_cuda[lo:hi])
+        assert not example.in_cuda[example.always].any()  # the end of turn is no CUDA
         assert example.weight == pytest.approx(recipe.objective.weights[index])
     assert recipe.objective.protected.any() and not recipe.objective.protected.all()
+    assert recipe.table.in_cuda.any() and not recipe.table.in_cuda.all()  # load_inline samples: CUDA inside a Python wrapper
 
 
 def test_a_tiny_run_writes_metrics_checkpoints_and_the_final_model(tmp_path):
