@@ -310,6 +310,14 @@ def summarise(table: TokenTable, low: np.ndarray, candidate: np.ndarray, mask: n
     }
 
 
+def masked_counts(mask: np.ndarray, in_cuda: np.ndarray) -> dict[str, int]:
+    """Token counts of one sample (or any slice): all, masked (m = 0), outside the CUDA
+    source, and masked outside it (the wrapper tokens the mask drops)."""
+    masked, outside = np.asarray(mask) == 0, ~np.asarray(in_cuda, dtype=bool)
+    return {"n_tokens": int(masked.shape[0]), "n_masked": int(np.count_nonzero(masked)),
+            "n_outside_cuda": int(np.count_nonzero(outside)), "n_masked_outside_cuda": int(np.count_nonzero(masked & outside))}
+
+
 # --- per-batch torch functions, used by the trainer -----------------------------------------
 
 

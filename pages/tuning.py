@@ -1,12 +1,14 @@
 """Threshold and weight tuning: live data-set figures as the objective's knobs move."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from cuset import heatmap, report
 from cuset.confidence import token_categories
-from cuset.objective import METHODS, compute, list_named, load_named, save_named
+from cuset.objective import MASK_SCOPES, METHODS, compute, list_named, load_named, masked_counts, save_named
 from cuset.selection import BY, selection_jsonl, selection_rows
 from cuset.sensitivity import CATEGORIES
 from pages.common import (
@@ -21,7 +23,9 @@ from pages.common import (
     weight_controls,
 )
 
-WIDGET_KEYS = ("threshold_mode", "quantile", "tau", "region_method", "max_gap", "min_size", "min_samples", "policy", "alpha", "wclip")
+WIDGET_KEYS = ("threshold_mode", "quantile", "tau", "region_method", "max_gap", "min_size", "min_samples", "policy", "alpha", "wclip",
+               "mask_scope", "floor", "sft_warmup_steps", "sft_warmup_fraction")
+SCOPE_LABELS = {"all": "any token", "cuda": "only CUDA source"}
 
 st.title("Threshold and weights")
 if not sidebar():
@@ -36,12 +40,27 @@ with controls:
     method = st.selectbox("Method", METHODS, index=METHODS.index("cuset"), key="method")
     threshold_controls(st)
     weight_controls(st)
+    with st.expander("Letting the objective learn what the base model lacks", expanded=True):
+        c = objective_config()
+        scope = st.radio("The mask may drop", MASK_SCOPES, index=MASK_SCOPES.index(c.mask_scope), horizontal=True, key="mask_scope",
+                         format_func=SCOPE_LABELS.get, help="only CUDA source: the Python wrapper around it (the load_inline scaffold), prose and fences are always trained")
+        floor = st.slider("Floor: weight a masked token keeps", 0.0, 1.0, c.floor, 0.01, key="floor", help="loss uses max(m, eps): 0 = masked tokens get no gradient")
+        steps = st.number_input("Plain-SFT warm-up, optimizer steps", min_value=0, value=c.sft_warmup_steps, step=1, key="sft_warmup_steps")
+        fraction = st.number_input("... or as a fraction of the run", min_value=0.0, max_value=0.99, value=c.sft_warmup_fraction, step=0.05, key="sft_warmup_fraction",
+                                   help="resolved against the run's optimizer steps when training starts; set this or the steps, not both")
+        try:
+            st.session_state["objective"] = replace(c, mask_scope=scope, floor=floor, sft_warmup_steps=int(steps), sft_warmup_fraction=fraction)
+        except ValueError as exc:
+            st.error(str(exc))
 config = objective_config()
 result = compute(data.table, config, method)
 s = result.stats
 with figures:
-    a, b, c, d = st.columns(4)
+    a, e, b, c, d = st.columns(5)
     a.metric("Masked tokens", f"{s['masked_fraction']:.1%}")
+    e.metric("Masked outside CUDA", f"{s['masked_fraction_outside_cuda']:.1%}",
+             help="Of the tokens outside the CUDA source (the Python wrapper, prose, fences), the share the mask drops")
+    e.caption(f"{s['masked_outside_cuda_share']:.0%} of the masked tokens")
     kept = s["low_sensitive_preserved"] / max(s["low_sensitive_tokens"], 1)
     b.metric("Sensitive kept", f"{kept:.0%}", help=f"Low-confidence CUDA-sensitive tokens the mask keeps: {s['low_sensitive_preserved']:,} of {s['low_sensitive_tokens']:,}")
     b.caption(f"{s['low_sensitive_preserved']:,} of {s['low_sensitive_tokens']:,} tokens")
@@ -80,6 +99,15 @@ bits, _, _ = token_categories(scores, tagged)
 tokenizer = load_tokenizer(st.session_state["model"])
 page = heatmap.render(sample.response, scores, bits, outline_sensitive=True, masked=result.mask[lo:hi] == 0, title=f"{sample.id}: weight {result.weights[row]:.2f}",
                       tokenizer=tokenizer, category_names=[report.category_label(c) for c in CATEGORIES])
+counts = masked_counts(result.mask[lo:hi], data.table.in_cuda[lo:hi])
+notes = [f"{counts['n_masked']:,} of {counts['n_tokens']:,} tokens of this sample masked, {counts['n_masked_outside_cuda']:,} of them "
+         f"outside the CUDA source ({counts['n_outside_cuda']:,} tokens there)"]
+if config.floor > 0 and method in ("token-mask", "cuset"):
+    notes.append(f"masked tokens still train at weight {config.floor:g}")
+if config.sft_warmup_steps or config.sft_warmup_fraction:
+    start = f"{config.sft_warmup_steps} optimizer steps" if config.sft_warmup_steps else f"{config.sft_warmup_fraction:.0%} of the run"
+    notes.append(f"plain SFT for the first {start}, this mask after")
+st.caption("; ".join(notes) + ".")
 st.iframe(page, height="content")
 
 st.header("Saved configs")

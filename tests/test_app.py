@@ -75,6 +75,20 @@ def test_tuning_page_masked_fraction_moves_and_configs_round_trip():
     app.slider(key="quantile").set_value(0.6).run()
     after = metric(app, "Masked tokens")
     assert float(after.rstrip("%")) > float(before.rstrip("%"))
+    assert float(metric(app, "Masked outside CUDA").rstrip("%")) > 0  # the load_inline wrapper is masked too
+    preview = next(c.value for c in app.caption if "tokens of this sample masked" in c.value)
+    assert " 0 of them outside" not in preview
+    app.radio(key="mask_scope").set_value("cuda").run()
+    assert metric(app, "Masked outside CUDA") == "0.0%"
+    assert float(metric(app, "Masked tokens").rstrip("%")) < float(after.rstrip("%"))
+    preview = next(c.value for c in app.caption if "tokens of this sample masked" in c.value)
+    assert " 0 of them outside the CUDA source" in preview, preview
+    app.slider(key="floor").set_value(0.1).run()
+    app.number_input(key="sft_warmup_steps").set_value(20).run()
+    assert any("still train at weight 0.1" in c.value and "first 20 optimizer steps" in c.value for c in app.caption)
+    app.number_input(key="sft_warmup_fraction").set_value(0.1).run()
+    assert any("set one of them" in e.value for e in app.error)
+    app.number_input(key="sft_warmup_fraction").set_value(0.0).run()
     app.selectbox(key="method").set_value("sft").run()
     assert metric(app, "Masked tokens") == "0.0%"
     app.text_input(key="config_name").input("q60").run()
@@ -87,6 +101,7 @@ def test_tuning_page_masked_fraction_moves_and_configs_round_trip():
     fresh.selectbox(key="config_pick").set_value("q60").run()
     fresh.button(key="load_config").click().run()
     assert fresh.slider(key="quantile").value == pytest.approx(0.6)
+    assert (fresh.radio(key="mask_scope").value, fresh.slider(key="floor").value, fresh.number_input(key="sft_warmup_steps").value) == ("cuda", 0.1, 20)
 
 
 def test_tuning_page_selects_samples_by_region_score():
