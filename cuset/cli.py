@@ -138,7 +138,7 @@ def _objective_config(args: argparse.Namespace) -> Any:
         config = ObjectiveConfig.load(args.config)
     else:
         config = load_named(args.config)
-    overrides = {k: getattr(args, k) for k in ("threshold_mode", "quantile", "tau", "policy") if getattr(args, k, None) is not None}
+    overrides = {k: getattr(args, k) for k in ("threshold_mode", "quantile", "tau", "policy", "mask_scope") if getattr(args, k, None) is not None}
     data = {**config.to_dict(), **overrides}
     if getattr(args, "method_regions", None):
         data["regions"] = {**data["regions"], "method": args.method_regions}
@@ -188,8 +188,10 @@ def cmd_objective(args: argparse.Namespace) -> int:
     lines = [
         f"method {args.method}, threshold {config.threshold_mode} "
         + (f"q={config.quantile}" if config.threshold_mode == "quantile" else f"tau={config.tau}")
-        + f", policy {config.policy}",
+        + f", policy {config.policy}, mask scope {config.mask_scope}",
         f"masked fraction       {s['masked_fraction']:.3%} (sensitive {s['masked_fraction_sensitive']:.3%}, other {s['masked_fraction_other']:.3%})",
+        f"outside CUDA source   {s['outside_cuda_fraction']:.3%} of the tokens, {s['masked_fraction_outside_cuda']:.3%} of them masked "
+        f"({s['masked_outside_cuda_share']:.3%} of all masked tokens)",
         f"low-confidence tokens {s['low_fraction']:.3%}; low sensitive {s['low_sensitive_tokens']}, preserved {s['low_sensitive_preserved']}",
         f"regions               {s['n_regions']}  {s['regions_by_kind']}",
         f"sample weights        mean {s['weight_mean']:.3f}, min {s['weight_min']:.3f}, max {s['weight_max']:.3f}, "
@@ -260,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     objective.add_argument("--quantile", type=float)
     objective.add_argument("--tau", type=float)
     objective.add_argument("--policy", choices=("protect_regions", "protect_sensitive", "none"))
+    objective.add_argument("--mask-scope", dest="mask_scope", choices=("all", "cuda"), help="cuda: only tokens inside the CUDA source may be masked")
     objective.add_argument("--region-method", dest="method_regions", choices=("gap", "statement", "dbscan"))
     objective.add_argument("--max-gap", dest="max_gap", type=int)
 
