@@ -69,6 +69,13 @@ def test_regions_page_reacts_to_the_threshold():
     assert not app.exception
 
 
+def struck_through(app: AppTest) -> int:
+    """Tokens the preview heatmap strikes through (its per-token data's `masked` list)."""
+    found = re.search(r'"masked":\s*(\[[0-9, ]*\])', app.get("iframe")[0].proto.srcdoc)
+    assert found, "the preview carries no per-token masked list"
+    return sum(json.loads(found.group(1)))
+
+
 def test_tuning_page_masked_fraction_moves_and_configs_round_trip():
     app = open_page("pages/tuning.py")
     before = metric(app, "Masked tokens")
@@ -78,11 +85,14 @@ def test_tuning_page_masked_fraction_moves_and_configs_round_trip():
     assert float(metric(app, "Masked outside CUDA").rstrip("%")) > 0  # the load_inline wrapper is masked too
     preview = next(c.value for c in app.caption if "tokens of this sample masked" in c.value)
     assert " 0 of them outside" not in preview
+    struck = struck_through(app)
+    assert struck == int(preview.split(" of ")[0].replace(",", ""))
     app.radio(key="mask_scope").set_value("cuda").run()
     assert metric(app, "Masked outside CUDA") == "0.0%"
     assert float(metric(app, "Masked tokens").rstrip("%")) < float(after.rstrip("%"))
     preview = next(c.value for c in app.caption if "tokens of this sample masked" in c.value)
     assert " 0 of them outside the CUDA source" in preview, preview
+    assert struck_through(app) == int(preview.split(" of ")[0].replace(",", "")) < struck
     app.slider(key="floor").set_value(0.1).run()
     app.number_input(key="sft_warmup_steps").set_value(20).run()
     assert any("still train at weight 0.1" in c.value and "first 20 optimizer steps" in c.value for c in app.caption)
