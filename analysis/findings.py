@@ -6,7 +6,7 @@
 
 Scores come from the caches (the workspace's, then those shipped with the package) and are
 computed where missing, with a progress bar. The files (findings.json, by_category.csv,
-clustering.csv) are committed: the README table, the Models page and the "findings by model"
+clustering.csv) are committed: the table of analysis/results/findings/README.md, the Models page and the "findings by model"
 figure are drawn from them without scoring anything. The logic is cuset.findings'.
 """
 

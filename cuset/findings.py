@@ -29,7 +29,7 @@ from cuset.objective import ObjectiveConfig, low_confidence
 from cuset.regions import REGION_KINDS, find_regions
 
 HIGH_THRESHOLDS = (0.5, 0.9)
-# Where `python -m analysis.findings` writes (committed): the README table, the Models page
+# Where `python -m analysis.findings` writes (committed): the table of analysis/results/findings/README.md, the Models page
 # and the findings figure read it.
 DEFAULT_RESULTS = Path(__file__).resolve().parents[1] / "analysis" / "results" / "findings"
 
@@ -201,7 +201,7 @@ def read_results(path: Any) -> dict[str, Any]:
 
 
 def model_frames(result: dict[str, Any]) -> dict[str, Any]:
-    """Tables of a findings result for side-by-side display (the Models page, the README):
+    """Tables of a findings result for side-by-side display (the Models page, analysis/results/findings/README.md):
     `summary` (one row per model: samples, tokens, both findings' headline numbers, whether
     finding (a) holds), `categories` (p >= 0.5 share per category x model) and `kinds`
     (regions per kind x model), with the library's category labels and short model names."""

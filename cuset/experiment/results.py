@@ -310,7 +310,7 @@ def _percent(value: Any) -> str:
 
 
 def markdown_table(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
-    """The README table: pass@1 (95% interval) and compile rate per model, method and mode, by
+    """An experiment's table (table.md, shown in its analysis/results/NAME/README.md): pass@1 (95% interval) and compile rate per model, method and mode, by
     level and split; then each method - sft per task with its interval and sign test."""
     lines = ["| model | method | mode | tasks | pass@1 % (95% CI) | compile % | " + " | ".join(_group_names(summary)) + " |",
              "|---|---|---|---|---|---|" + "---|" * len(_group_names(summary))]

@@ -13,7 +13,7 @@ function computes (those are what the tests check against hand computations, not
     training_curves   per-step NLL (all, sensitive, other tokens) per fine-tune      curve_table
     correctness       correct rate by method and level / split, 95% Wilson bars      correctness_table
     experiments       pass@1 per method with intervals, method - sft paired by task   analysis/results/NAME/*.csv
-                      (cuset.figures.experiment; also experiments_table.md, the README table)
+                      (cuset.figures.experiment; also experiments_table.md, the table of each results README)
     confidence_diff   newest fine-tune - its base, per category; regions vs masked   cuset.figures.analysis, cuset.diff
     failures_in_regions  located failures inside regions vs chance, per status       cuset.figures.analysis, cuset.failures
 
