@@ -19,19 +19,29 @@
     select: {top: 0.5, by: region_score}   # optional: train on the top half of the data by region score
                                         # (cuset.selection, on each model's own scores; written to
                                         # analysis/results/NAME/selections/ and used as the data)
+    variants:                           # optional: a method with other objective / train settings,
+      cuset-cuda: {method: cuset, objective: {mask_scope: cuda}}   # named in methods like a method
+    method_seeds: {sft: [42, 43]}       # optional: other seeds for some methods (or variants)
+    registration: {primary: pass@1, mode: sampled, comparisons: [cuset - sft], n_samples: 4,
+                   tasks: 49, alpha: 0.05, registered: 2026-12-05}   # optional, cuset.experiment.registration
 
 Unknown keys, methods or presets are rejected with the list of valid ones, and every train
 override and evaluation setting is checked by building the TrainConfig / EvalConfig it makes,
-so a typo fails before anything runs.
+so a typo fails before anything runs. A variant's name stands for the method everywhere in
+the results (unit keys, candidates.csv, the tables); its fine-tune runs the variant's `method`
+with the experiment's train overrides, then the variant's `train`, and its `objective` keys
+over the experiment's objective.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
 from cuset.config import ConfigFile
+from cuset.experiment.registration import Registration
 from cuset.objective import METHODS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,6 +51,7 @@ BASE = "base"  # the model as it is, without fine-tuning
 RESERVED_TRAIN_KEYS = ("model", "method", "seed", "preset", "evaluate", "eval_every", "output_dir")
 MODES = ("greedy", "sampled")
 ESTIMATE_KEYS = ("train_min", "greedy_min", "sampled_min")
+VARIANT_NAME = re.compile(r"[a-z0-9][a-z0-9.+-]*")  # no '_' (replies/ file names split on it), '/' (unit keys) or spaces (run labels)
 
 
 @dataclass
@@ -90,6 +101,24 @@ class EvalSettings(ConfigFile):
 
 
 @dataclass
+class Variant(ConfigFile):
+    """A method run with other settings, side by side with the method itself."""
+
+    KIND: ClassVar[str] = "experiment variant"
+
+    method: str = field(default="", metadata={"help": f"The method it varies, one of {METHODS}."})
+    objective: dict[str, Any] = field(default_factory=dict, metadata={"help": "ObjectiveConfig fields over the experiment's objective (e.g. mask_scope: cuda)."})
+    train: dict[str, Any] = field(default_factory=dict, metadata={"help": "TrainConfig overrides over the experiment's train (not model, method, seed, objective)."})
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"method={self.method!r}: a variant varies one of {', '.join(METHODS)}.")
+        reserved = sorted(set(self.train) & {*RESERVED_TRAIN_KEYS, "objective"})
+        if reserved:
+            raise ValueError(f"train sets {reserved}: the experiment sets model, method and seed; put objective fields under objective.")
+
+
+@dataclass
 class ExperimentConfig(ConfigFile):
     """Models x methods x seeds, their fine-tuning and their evaluation."""
 
@@ -106,11 +135,17 @@ class ExperimentConfig(ConfigFile):
     estimate: dict[str, float] = field(default_factory=dict, metadata={"help": f"Minutes per unit, {', '.join(ESTIMATE_KEYS)}: the ETA's prior until units finish."})
     max_attempts: int = field(default=3, metadata={"help": "Runs of a job (first + resumes) before its unit counts as failed."})
     select: dict[str, Any] = field(default_factory=dict, metadata={"help": "Train on a selection of the data: {top: fraction or count, by: region_score|weight} (cuset.selection); {} = all."})
+    variants: dict[str, Variant] = field(default_factory=dict, metadata={"help": "name -> {method, objective, train}: a method with other settings, listed in methods by its name."})
+    method_seeds: dict[str, list[int]] = field(default_factory=dict, metadata={"help": "method (or variant) -> its seeds, instead of seeds."})
+    registration: Registration | None = field(default=None, metadata={"help": "What it will test, fixed before it runs (cuset.experiment.registration); none = every comparison exploratory."})
+
+    source: ClassVar[Path | None] = None  # the YAML it was loaded from; load_experiment sets it on the instance (registration copies it)
 
     def __post_init__(self) -> None:
         if isinstance(self.evaluation, dict):
             self.evaluation = EvalSettings.from_dict(self.evaluation, "experiment evaluation")
-        valid = (BASE, *METHODS)
+        self._check_variants()
+        valid = (BASE, *METHODS, *self.variants)
         unknown = [m for m in self.methods if m not in valid]
         checks = [
             (bool(self.models), "models is empty: name at least one model (e.g. smollm2-135m)."),
@@ -137,22 +172,70 @@ class ExperimentConfig(ConfigFile):
         reserved = sorted(set(self.train) & set(RESERVED_TRAIN_KEYS))
         if reserved:
             raise ValueError(f"experiment {self.name}: train sets {reserved}; the experiment sets those (models, methods, seeds, preset).")
+        bad_seeds = {m: s for m, s in self.method_seeds.items() if m not in self.methods or not s or len(set(s)) != len(s)}
+        if bad_seeds:
+            raise ValueError(f"experiment {self.name}: method_seeds {bad_seeds}: each key a method of the experiment "
+                             f"({', '.join(self.methods)}), each value one or more distinct integers.")
+        self.method_seeds = {m: [int(x) for x in s] for m, s in self.method_seeds.items()}
         for model in self.models:  # every override checked by the TrainConfig it makes
             for method in self.trained_methods:
-                self.train_config(model, method, self.seeds[0])
+                self.train_config(model, method, self.seeds_of(method)[0])
+        if isinstance(self.registration, dict):
+            self.registration = Registration.from_dict(self.registration, f"experiment {self.name}, registration")
+        if self.registration is not None:
+            try:
+                self.registration.check(self)
+            except ValueError as exc:
+                raise ValueError(f"experiment {self.name}, registration: {exc}") from None
+
+    def _check_variants(self) -> None:
+        variants = {}
+        for name, spec in self.variants.items():
+            where = f"experiment {self.name}, variant {name!r}"
+            if not VARIANT_NAME.fullmatch(str(name)) or name in (BASE, *METHODS):
+                raise ValueError(f"{where}: name it with lower-case letters, digits, '.', '+' or '-' (no '_'), and not after a method "
+                                 f"({BASE}, {', '.join(METHODS)}); e.g. cuset-cuda.")
+            if name not in self.methods:
+                raise ValueError(f"{where} is not in methods ({', '.join(self.methods)}): list it there, or remove it.")
+            variants[name] = spec if isinstance(spec, Variant) else Variant.from_dict(dict(spec or {}), where)
+        self.variants = variants
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields, without variants, method_seeds and registration where they are empty: the
+        experiment.yaml of an experiment that uses none of them stays as it was written before."""
+        data = super().to_dict()
+        for key in ("variants", "method_seeds", "registration"):
+            if not data[key]:
+                del data[key]
+        return data
+
+    def seeds_of(self, method: str) -> list[int]:
+        """The seeds `method` (or variant) runs with: method_seeds' where it names them, else seeds."""
+        return self.method_seeds.get(method, self.seeds)
 
     @property
     def trained_methods(self) -> list[str]:
         return [m for m in self.methods if m != BASE]
 
     def train_config(self, model: str, method: str, seed: int) -> Any:
-        """The TrainConfig of one fine-tune (not resolved: that happens when it is submitted)."""
+        """The TrainConfig of one fine-tune (not resolved: that happens when it is submitted);
+        `method` may name a variant."""
         from cuset.train.config import TrainConfig
 
+        values = {**self.train}
+        variant = self.variants.get(method)
+        if variant is not None:
+            values.update(variant.train)
+            if variant.objective:
+                base = values.get("objective") or {}
+                if not isinstance(base, dict):  # a saved name or a file: its values, then the variant's
+                    base = TrainConfig(objective=base).objective_config().to_dict()
+                values["objective"] = {**base, **variant.objective}
+        where = f"variant {method!r}" if variant is not None else "train"
         try:
-            return TrainConfig.from_preset(self.preset, **{**self.train, "model": model, "method": method, "seed": seed})
+            return TrainConfig.from_preset(self.preset, **{**values, "model": model, "method": variant.method if variant else method, "seed": seed})
         except ValueError as exc:
-            raise ValueError(f"experiment {self.name}, train: {exc}") from None
+            raise ValueError(f"experiment {self.name}, {where}: {exc}") from None
 
 
 def experiment_path(name: str) -> Path:
@@ -179,7 +262,9 @@ def load_experiment(name: str) -> ExperimentConfig:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of experiment fields, got {type(data).__name__}.")
     data.setdefault("name", path.stem)
-    return ExperimentConfig.from_dict(data, str(path))
+    config = ExperimentConfig.from_dict(data, str(path))
+    config.source = path
+    return config
 
 
 def field_help() -> dict[str, str]:

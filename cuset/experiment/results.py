@@ -5,7 +5,8 @@ method against `sft` paired by task. Pure functions of a candidates table, plus 
     candidates = candidate_rows(frame, {run_id: RunInfo("smollm2-135m", "cuset", 42, "greedy"), ...})
     summary = summary_table(candidates)                        # by model, method, mode and level / split
     paired = paired_table(candidates)                          # method - sft per task, bootstrap CI, sign test
-    write_results(out_dir, candidates)                         # candidates.csv, summary.csv, paired.csv, table.md
+    paired = comparisons_table(candidates, registration)       # + which comparisons were registered (cuset.experiment.registration)
+    write_results(out_dir, candidates, registration=registration)   # candidates.csv, summary.csv, paired.csv, table.md
     write_replies(out_dir, frame, runs)                        # replies/MODEL_METHOD_sSEED_MODE.jsonl.gz: what was generated
 
 Statistics, and why:
@@ -18,6 +19,10 @@ Statistics, and why:
   seeds first; the mean of d with a bootstrap interval over tasks, and the exact two-sided sign
   test on the tasks where the two differ (ties dropped), which assumes nothing about the
   distribution of d. An interval spanning zero is reported as such (`spans_zero`).
+- Registered comparisons (the experiment's `registration`) are marked `registered`, every other
+  row `exploratory`; the registered ones of a model are one family, and their sign-test p are
+  Holm-adjusted over it (a registered comparison not evaluated yet counts as p = 1), so that
+  "below alpha" keeps its meaning with several comparisons.
 """
 
 from __future__ import annotations
@@ -28,10 +33,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from cuset.experiment.registration import Registration
 
 REFERENCE = "sft"
 CANDIDATE_COLUMNS = ("model", "method", "seed", "mode", "task", "level", "split", "family", "sample", "status", "compiled", "correct",
@@ -302,6 +310,46 @@ def paired_table(candidates: pd.DataFrame, reference: str = REFERENCE, n_boot: i
     return out.sort_values(["model", "mode", "method"], key=_method_key).reset_index(drop=True) if not out.empty else out
 
 
+def holm(pvalues: Any) -> np.ndarray:
+    """Holm's step-down adjustment: sorted ascending p_(1) <= ... <= p_(m), adjusted
+    p_(i) = max over j <= i of min(1, (m - j + 1) p_(j)); returned in the input's order."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (p.size - np.arange(p.size)) * p[order])
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.maximum.accumulate(scaled) if p.size else scaled
+    return adjusted
+
+
+def comparisons_table(candidates: pd.DataFrame, registration: Registration | None = None, n_boot: int = N_BOOT) -> pd.DataFrame:
+    """paired.csv: each method - sft for each paired metric; with a registration, also its
+    comparisons against another reference, a `comparison` column ('A - B'), `registration`
+    ('registered' for the registered comparisons in its mode and primary metric, else
+    'exploratory') and `holm_p` (registered rows only), registered rows first in the
+    registration's order. Without one the frame is paired_table's, unchanged."""
+    paired = pd.concat([paired_table(candidates, n_boot=n_boot, metric=m) for m in PAIRED_METRICS], ignore_index=True)
+    if registration is None:
+        return paired
+    others = []
+    for a, b in registration.pairs:
+        if b != REFERENCE:
+            against = paired_table(candidates, reference=b, n_boot=n_boot, metric=registration.metric)
+            others.append(against[(against["method"] == a) & (against["mode"] == registration.mode)])
+    paired = pd.concat([paired, *others], ignore_index=True) if others else paired
+    order = {pair: i for i, pair in enumerate(registration.pairs)}
+    keys = list(zip(paired["method"], paired["reference"]))
+    registered = [(mode == registration.mode and metric == registration.metric and key in order)
+                  for mode, metric, key in zip(paired["mode"], paired["metric"], keys)]
+    paired = paired.assign(comparison=[f"{a} - {b}" for a, b in keys], registration=["registered" if r else "exploratory" for r in registered],
+                           holm_p=math.nan, _rank=[order[k] if r else len(order) for k, r in zip(keys, registered)])
+    for _, part in paired[paired["registration"] == "registered"].groupby("model", sort=False):
+        p = np.concatenate([part["sign_p"].to_numpy(dtype=float), np.ones(len(order) - len(part))])  # not evaluated yet: p = 1
+        paired.loc[part.index, "holm_p"] = holm(p)[: len(part)]
+    paired["_registered"] = paired["registration"] != "registered"
+    paired = paired.sort_values(["_registered", "model", "_rank"], kind="stable").drop(columns=["_registered", "_rank"])
+    return paired.reset_index(drop=True)
+
+
 # --- files --------------------------------------------------------------------------------------
 
 
@@ -309,9 +357,10 @@ def _percent(value: Any) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
 
 
-def markdown_table(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
+def markdown_table(summary: pd.DataFrame, paired: pd.DataFrame, registration: Registration | None = None, notes: tuple[str, ...] | list[str] = ()) -> str:
     """An experiment's table (table.md, shown in its analysis/results/NAME/README.md): pass@1 (95% interval) and compile rate per model, method and mode, by
-    level and split; then each method - sft per task with its interval and sign test."""
+    level and split; then, with a registration, its comparisons first (registered_lines); then
+    each method - sft per task with its interval and sign test, all exploratory without one."""
     lines = ["| model | method | mode | tasks | pass@1 % (95% CI) | compile % | " + " | ".join(_group_names(summary)) + " |",
              "|---|---|---|---|---|---|" + "---|" * len(_group_names(summary))]
     groups = _groups(summary)
@@ -326,6 +375,14 @@ def markdown_table(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
             f"({_percent(overall['pass@1_low'])}-{_percent(overall['pass@1_high'])}) | {_percent(overall['compile_rate'])} | "
             + " | ".join(cells) + " |"
         )
+    if registration is not None:
+        lines += registered_lines(summary, paired, registration, notes)
+        paired = paired_of(paired)
+        paired = paired[paired["registration"] != "registered"]
+        if not paired.empty:
+            lines += ["", "Exploratory comparisons (everything not registered):"]
+    elif not paired.empty:
+        lines += ["", "No registration: all comparisons exploratory."]
     if not paired.empty:
         lines += ["", "| model | mode | share of candidates | method - sft | tasks | difference, points (95% CI) | wins / losses / ties | sign test p |",
                   "|---|---|---|---|---|---|---|---|"]
@@ -336,12 +393,52 @@ def markdown_table(summary: pd.DataFrame, paired: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def paired_of(paired: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
-    """A paired table's rows for `metric` (None: all); a paired.csv written before compile
-    rates were paired has no metric column and holds correctness only."""
+def registered_lines(summary: pd.DataFrame, paired: pd.DataFrame, registration: Registration, notes: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """table.md's registered comparisons, before everything else: what was registered, `notes`
+    (the registered copy, forced changes), then per model each registered comparison in its
+    order with the primary metric of both, the paired interval, the sign test and Holm's p
+    (a row not evaluated yet says so)."""
+    r = registration
+    k = len(r.pairs)
+    lines = ["", f"Registered comparisons: {r.primary} of the {r.mode} pass, paired by task; registered {r.registered or '(draft)'}, "
+                 f"n_samples {r.n_samples}, {r.tasks} tasks, alpha {r.alpha:g} (sign test, Holm over the {k} comparison{'s' * (k != 1)} of each model).",
+             *[f"{note}" for note in notes],
+             "", f"| model | comparison | mode | {r.primary} % (A vs B) | tasks | difference, points (95% CI) | wins / losses / ties | sign test p | Holm p | Holm p < {r.alpha:g} |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    have = paired_of(paired)
+    have = have[have["registration"] == "registered"] if "registration" in have.columns else have.iloc[:0]
+    models = list(dict.fromkeys([*summary["model"], *have["model"]])) if len(summary) or len(have) else []
+    for model in models:
+        for a, b in r.pairs:
+            row = have[(have["model"] == model) & (have["method"] == a) & (have["reference"] == b)]
+            if row.empty:
+                lines.append(f"| {model} | {a} - {b} | {r.mode} | - | - | not evaluated yet | - | - | - | - |")
+                continue
+            x = row.iloc[0]
+            tasks = f"{x['tasks']}" + (f" (registered {r.tasks})" if int(x["tasks"]) != r.tasks else "")
+            spans = " (spans 0)" if _truth(x["spans_zero"]) else ""
+            lines.append(f"| {model} | {a} - {b} | {r.mode} | {_percent(x['mean_method'])} vs {_percent(x['mean_reference'])} | {tasks} | "
+                         f"{100 * x['diff']:+.1f} ({100 * x['diff_low']:+.1f} to {100 * x['diff_high']:+.1f}){spans} | "
+                         f"{x['wins']} / {x['losses']} / {x['ties']} | {x['sign_p']:.3g} | {x['holm_p']:.3g} | {'yes' if x['holm_p'] < r.alpha else 'no'} |")
+    return lines
+
+
+def _truth(value: Any) -> bool:
+    return value == "True" if isinstance(value, str) else bool(value)
+
+
+def paired_of(paired: pd.DataFrame, metric: str | None = None, reference: str | None = REFERENCE) -> pd.DataFrame:
+    """A paired table's rows for `metric` (None: all) against `reference` (None: any; a
+    registration may compare against another method than sft); a paired.csv written before
+    compile rates were paired has no metric column and holds correctness only, one written
+    without a registration has no registration column: every row is exploratory."""
     if "metric" not in paired.columns:
         paired = paired.assign(metric="correct")
-    return paired if metric is None else paired[paired["metric"] == metric].reset_index(drop=True)
+    if "registration" not in paired.columns:
+        paired = paired.assign(registration="exploratory")
+    if reference is not None and "reference" in paired.columns:
+        paired = paired[paired["reference"] == reference]
+    return (paired if metric is None else paired[paired["metric"] == metric]).reset_index(drop=True)
 
 
 def _groups(summary: pd.DataFrame) -> list[tuple[str, str]]:
@@ -353,22 +450,28 @@ def _group_names(summary: pd.DataFrame) -> list[str]:
     return [f"level {g}" if by == "level" else g.replace("_", "-") for by, g in _groups(summary)]
 
 
-def write_results(out_dir: str | Path, candidates: pd.DataFrame, extra: dict[str, Any] | None = None) -> list[Path]:
+def write_results(out_dir: str | Path, candidates: pd.DataFrame, extra: dict[str, Any] | None = None,
+                  registration: Registration | None = None, notes: tuple[str, ...] | list[str] = ()) -> list[Path]:
     """candidates.csv, summary.csv, paired.csv, table.md and summary.json (the counts and
-    `extra`) into `out_dir`, each written whole (temporary name, then renamed)."""
+    `extra`, and the registration where there is one) into `out_dir`, each written whole
+    (temporary name, then renamed). `registration` marks the comparisons (comparisons_table);
+    `notes` are printed above the registered ones."""
     from cuset.figures.draw import atomic_write
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summary_table(candidates)
-    paired = pd.concat([paired_table(candidates, metric=m) for m in PAIRED_METRICS], ignore_index=True)
+    paired = comparisons_table(candidates, registration)
+    counts = {"candidates": len(candidates), "runs": int(candidates.groupby(["model", "method", "seed", "mode"]).ngroups) if len(candidates) else 0}
+    if registration is not None:
+        counts["registration"] = {**registration.to_dict(), "notes": list(notes)}
+    table = markdown_table(summary, paired, registration, notes) if not summary.empty else "no evaluated candidates yet\n"
     texts = {
         "candidates.csv": candidates.to_csv(index=False),
         "summary.csv": summary.to_csv(index=False),
         "paired.csv": paired.to_csv(index=False),
-        "table.md": markdown_table(summary, paired) if not summary.empty else "no evaluated candidates yet\n",
-        "summary.json": json.dumps({"candidates": len(candidates), "runs": int(candidates.groupby(["model", "method", "seed", "mode"]).ngroups)
-                                    if len(candidates) else 0, **(extra or {})}, indent=2, default=str),
+        "table.md": table,
+        "summary.json": json.dumps({**counts, **(extra or {})}, indent=2, default=str),
     }
     paths = []
     for name, text in texts.items():

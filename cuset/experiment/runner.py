@@ -73,13 +73,13 @@ def plan(config: ExperimentConfig) -> list[Unit]:
     trains, evals = [], []
     for model in config.models:
         for method in config.methods:
-            for seed in config.seeds:
+            for seed in config.seeds_of(method):
                 needs = ""
                 if method != BASE:
                     needs = f"train/{model}/{method}/s{seed}"
                     trains.append(Unit(needs, "train", model, method, seed))
                 for mode in config.evaluation.modes:
-                    if method == BASE and mode == "greedy" and seed != config.seeds[0]:
+                    if method == BASE and mode == "greedy" and seed != config.seeds_of(method)[0]:
                         continue
                     evals.append(Unit(f"eval/{model}/{method}/s{seed}/{mode}", "eval", model, method, seed, mode, needs))
     return trains + evals
@@ -546,12 +546,15 @@ def check_hardware(config: ExperimentConfig, units: list[Unit], state: State) ->
 
 def run_experiment(config: ExperimentConfig, out_dir: str | Path, poll_s: float = 10.0,
                    on_progress: Callable[[Progress, list[str]], None] | None = None, wait: bool = True,
-                   allow_slow_bf16: bool = False) -> Progress:
+                   allow_slow_bf16: bool = False, force_reregister: bool = False) -> Progress:
     """Advance the experiment until every unit is done or failed (or once, with wait=False),
     then write its results folder; returns the final progress. Raises SlowHardwareError before
     submitting anything where units left compute in bfloat16 and it is slow here (check_hardware),
-    unless allow_slow_bf16."""
+    unless allow_slow_bf16; and RegistrationError for a draft registration or a source YAML
+    changed since it was registered (cuset.experiment.registration.register), unless
+    force_reregister (which records the change)."""
     from cuset import jobs
+    from cuset.experiment.registration import register
     from cuset.workspace import workspace_dir
 
     out = Path(out_dir)
@@ -559,11 +562,12 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, poll_s: float 
     state = State.load(out / "state.json")
     if not allow_slow_bf16:
         check_hardware(config, units, state)
+    registered = [line for line in [register(config, out, force_reregister)] if line]
     state.workspace = str(workspace_dir().resolve())
     write_configs(config, units, state, out)
     while True:
         jobs.reconcile()
-        events = advance(config, units, state)
+        events, registered = registered + advance(config, units, state), []
         progress = progress_of(config, units, state)
         if on_progress is not None:
             on_progress(progress, events)
@@ -580,6 +584,7 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
     """The results folder from the units finished so far: configs, candidates.csv, summary.csv,
     paired.csv, table.md, summary.json (unit counts, failures, minutes per unit) and replies/
     (each unit's replies whose run is in this workspace's store)."""
+    from cuset.experiment.registration import table_registration
     from cuset.experiment.results import write_replies, write_results
 
     write_configs(config, units, state, out)
@@ -597,7 +602,8 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
               file=sys.stderr)
     return write_results(out, candidates, {"experiment": config.name, "units": len(units), "done": progress.done, "failed": failed,
                                            "unit_minutes": minutes, "generation": generation,
-                                           "done_without_rows": [u.key for u in missing]})
+                                           "done_without_rows": [u.key for u in missing]},
+                         *table_registration(config, out))
 
 
 def missing_rows(units: list[Unit], state: State, candidates: Any) -> list[Unit]:
@@ -638,7 +644,9 @@ def dry_run(config: ExperimentConfig, out_dir: str | Path) -> list[str]:
     units = plan(config)
     state = State.load(out / "state.json")
     prior = {**DEFAULT_ESTIMATE_MIN, **config.estimate}
-    lines = [f"experiment {config.name}: {len(config.models)} model(s) x {len(config.methods)} method(s) x {len(config.seeds)} seed(s) "
+    seeds = f"{len(config.seeds)} seed(s)" if not config.method_seeds else "seeds " + ", ".join(
+        f"{m} {config.seeds_of(m)}" for m in config.methods)
+    lines = [f"experiment {config.name}: {len(config.models)} model(s) x {len(config.methods)} method(s) x {seeds} "
              f"-> {sum(u.kind == 'train' for u in units)} fine-tunes, {sum(u.kind == 'eval' for u in units)} evaluation passes "
              f"({', '.join(config.evaluation.modes)}); results in {out}"]
     todo_min = 0.0
@@ -662,6 +670,15 @@ def dry_run(config: ExperimentConfig, out_dir: str | Path) -> list[str]:
                  f"{prior['sampled_min']:g} per sampled evaluation pass; the run replaces these with measured times as units finish)")
     if os.environ.get("CUSET_MAX_JOBS", "1") != "1":
         lines.append(f"note: CUSET_MAX_JOBS={os.environ['CUSET_MAX_JOBS']}: jobs run side by side and share the cores")
+    from cuset.experiment.registration import RegistrationError, check_registration
+
+    try:
+        check_registration(config, out)
+        if config.registration is not None:
+            lines.append(f"registration: {config.registration.primary} of the {config.registration.mode} pass, comparisons "
+                         f"{', '.join(config.registration.comparisons)}; registered {config.registration.registered}")
+    except RegistrationError as exc:
+        lines.append(f"refused: {exc}")
     slow = slow_bf16_units(config, units, state)
     if slow:
         from cuset.models import BF16_SLOW_NOTE
