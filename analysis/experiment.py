@@ -9,6 +9,9 @@
     python -m analysis.experiment --list
     python -m analysis.experiment cpu-coder --allow-slow-bf16
                                                           # start even where its bfloat16 is slow here
+    python -m analysis.experiment cpu-coder-full --force-reregister
+                                                          # go on although the registered YAML changed,
+                                                          # recording the change (see analysis/README.md)
 
 Fine-tunes and evaluations run as background jobs (cuset.jobs): Ctrl-C stops this command,
 not them, and the next start continues where things are. The logic is cuset.experiment's.
@@ -41,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the shipped experiments")
     parser.add_argument("--allow-slow-bf16", action="store_true",
                         help="start even where the recipe's bfloat16 has no fast hardware here (refused by default, naming the units)")
+    parser.add_argument("--force-reregister", action="store_true",
+                        help="start although the YAML changed since it was registered (results/NAME/registration.yaml): the old copy is "
+                             "kept as registration.N.yaml and the change recorded in registration.json and the results table")
     parser.add_argument("--adopt", metavar="UNIT=JOB", help="let fine-tune job JOB (run by hand) stand for train unit UNIT; refused unless its config is the unit's")
     args = parser.parse_args(argv)
     if args.list or not args.name:
@@ -67,12 +73,13 @@ def main(argv: list[str] | None = None) -> int:
         for path in write_results_only(config, out):
             print(path)
         return 0
-    return _follow(config, out, args.poll, run_experiment, args.allow_slow_bf16)
+    return _follow(config, out, args.poll, run_experiment, args.allow_slow_bf16, args.force_reregister)
 
 
-def _follow(config, out: Path, poll: float, run, allow_slow_bf16: bool = False) -> int:  # noqa: ANN001 - thin CLI glue
+def _follow(config, out: Path, poll: float, run, allow_slow_bf16: bool = False, force_reregister: bool = False) -> int:  # noqa: ANN001 - thin CLI glue
     from tqdm import tqdm
 
+    from cuset.experiment.registration import RegistrationError
     from cuset.experiment.runner import SlowHardwareError
 
     bar = tqdm(total=0, desc=config.name, unit="unit", file=sys.stderr, dynamic_ncols=True)
@@ -88,8 +95,8 @@ def _follow(config, out: Path, poll: float, run, allow_slow_bf16: bool = False) 
         bar.refresh()
 
     try:
-        progress = run(config, out, poll_s=poll, on_progress=on_progress, allow_slow_bf16=allow_slow_bf16)
-    except SlowHardwareError as exc:
+        progress = run(config, out, poll_s=poll, on_progress=on_progress, allow_slow_bf16=allow_slow_bf16, force_reregister=force_reregister)
+    except (SlowHardwareError, RegistrationError) as exc:
         bar.close()
         print(f"analysis.experiment: {exc}", file=sys.stderr)
         return 2

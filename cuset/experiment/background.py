@@ -46,7 +46,10 @@ def following(name: str) -> int | None:
 def start(name: str, allow_slow_bf16: bool = False) -> int:
     """Start following experiment `name` in a detached process; returns its pid. A ValueError
     when the experiment does not load or is already being followed; a SlowHardwareError (unless
-    allow_slow_bf16) when units left compute in bfloat16 and this machine has no fast bfloat16."""
+    allow_slow_bf16) when units left compute in bfloat16 and this machine has no fast bfloat16;
+    a RegistrationError (a ValueError) for a draft registration or a YAML changed since it was
+    registered (the follower would refuse it in its log)."""
+    from cuset.experiment.registration import check_registration
     from cuset.experiment.runner import State, check_hardware, plan
 
     config = load_experiment(name)  # a bad YAML fails here, with its message, not in a background log
@@ -55,6 +58,7 @@ def start(name: str, allow_slow_bf16: bool = False) -> int:
         raise ValueError(f"experiment {name} is already running (process {running}); its progress shows here.")
     if not allow_slow_bf16:
         check_hardware(config, plan(config), State.load(RESULTS_DIR / config.name / "state.json"))
+    check_registration(config, RESULTS_DIR / config.name)
     log_file = _log(name)
     argv = [sys.executable, "-m", "analysis.experiment", name] + (["--allow-slow-bf16"] if allow_slow_bf16 else [])
     with open(log_file, "ab") as log:
