@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -130,11 +131,20 @@ def _like_bf16_op(func: Any, args: tuple, kwargs: dict, out: Any) -> Any:
     return type(out)(o.to(s.dtype) if isinstance(o, torch.Tensor) else o for o, s in zip(out, shapes, strict=True))
 
 
+def cpu_bf16_fast() -> bool:
+    """This machine's CPU computes bfloat16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo);
+    elsewhere torch emulates it, many times slower than float32. A property of the machine, read
+    by the training config (`bf16: null` resolves to it without a GPU) and by every bf16 block."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def native_bf16_matmuls(device: str = "cpu") -> bool:
     """bf16 matrix products are native where `device` runs them: a GPU, or a CPU with
-    avx512_bf16 / AMX (cuset.train.config.cpu_bf16_fast)."""
-    from cuset.train.config import cpu_bf16_fast
-
+    avx512_bf16 / AMX (cpu_bf16_fast)."""
     return str(device).startswith("cuda") or cpu_bf16_fast()
 
 

@@ -219,7 +219,7 @@ BF16_SLOW_NOTE = ("this machine has no fast bfloat16 where the work runs (a GPU 
 def slow_bf16_note(dtype: str, device: str = "cpu") -> str:
     """BF16_SLOW_NOTE when `dtype` is bfloat16 and `device` ('cpu', 'cuda', 'cuda:N') has no
     fast bfloat16, else '': a GPU without bfloat16, or a CPU whose bf16 products are neither
-    native (cuset.train.config.cpu_bf16_fast) nor run as float32 GEMMs on the bf16 values
+    native (cuset.bf16.cpu_bf16_fast) nor run as float32 GEMMs on the bf16 values
     (cuset.bf16, on by default). A dtype is part of a recipe (scores, masks, an experiment's
     pairing), so a slow one is said, not swapped."""
     from cuset import bf16

@@ -425,12 +425,12 @@ def test_results_page_shows_an_experiment_its_units_table_and_paired_comparison(
 
 def test_results_page_warns_before_starting_a_bfloat16_experiment_where_bfloat16_is_slow(tmp_path, monkeypatch):
     import cuset.experiment.background
+    from cuset import bf16
     from cuset.generate import source as generate_source
-    from cuset.train import config as train_config
 
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
     monkeypatch.setattr(cuset.experiment.background, "RESULTS_DIR", tmp_path / "results")  # nothing done yet
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: False)
     monkeypatch.setattr(generate_source, "pick_device", lambda device="auto": "cpu")  # jobs on this CPU, GPU or not
     monkeypatch.setenv("CUSET_BF16_MATMULS", "native")  # torch's own bf16 kernels (cuset.bf16 off): bfloat16 is slow here
     monkeypatch.setattr(cuset.experiment.background, "following", lambda name: None)  # not a follower running on this machine
@@ -445,7 +445,7 @@ def test_results_page_warns_before_starting_a_bfloat16_experiment_where_bfloat16
     app.checkbox(key="ex_allow_slow").check().run()
     app.button(key="ex_start").click().run()
     assert started and started[-1][-2:] == ["cpu-coder", "--allow-slow-bf16"], started
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: True)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: True)
     fast = open_page("pages/results.py")  # cpu-135m, also bfloat16: no warning where bfloat16 is fast
     assert not any("bfloat16" in w.value for w in fast.warning)
 

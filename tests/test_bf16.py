@@ -8,7 +8,6 @@ import torch
 import torch.nn.functional as F
 
 from cuset import bf16
-from cuset.train import config as train_config
 
 BF = torch.bfloat16
 
@@ -158,7 +157,7 @@ def test_fixed_weights_are_converted_once_under_inference_mode(gen: torch.Genera
 
 def test_enabled_only_for_bf16_on_a_cpu_without_bf16_products(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CUSET_BF16_MATMULS", raising=False)
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: False)
     assert bf16.enabled("bfloat16", "cpu")
     assert bf16.enabled("torch.bfloat16", "cpu")
     assert not bf16.enabled("float32", "cpu")
@@ -170,5 +169,5 @@ def test_enabled_only_for_bf16_on_a_cpu_without_bf16_products(monkeypatch: pytes
     monkeypatch.setenv("CUSET_BF16_MATMULS", "native")
     assert not bf16.enabled("bfloat16", "cpu")
     monkeypatch.delenv("CUSET_BF16_MATMULS")
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: True)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: True)
     assert not bf16.enabled("bfloat16", "cpu")

@@ -409,14 +409,13 @@ def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypat
     avx512_bf16/AMX that crawls, so nothing is submitted; units done, or a machine with fast
     bfloat16, or --allow-slow-bf16, let it go on. The dtypes are never swapped silently."""
     import analysis.experiment as cli
-    from cuset import jobs
+    from cuset import bf16, jobs
     from cuset.experiment import background, runner
     from cuset.experiment.runner import SlowHardwareError, check_hardware, slow_bf16_units
     from cuset.generate import source as generate_source
-    from cuset.train import config as train_config
 
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: False)
     monkeypatch.setattr(generate_source, "pick_device", lambda device="auto": "cpu")  # jobs on this CPU, GPU or not
     monkeypatch.setenv("CUSET_BF16_MATMULS", "native")  # torch's own bf16 kernels (cuset.bf16 off): bfloat16 is slow here
     config = load_experiment("cpu-coder")
@@ -457,7 +456,7 @@ def test_bfloat16_recipes_are_refused_where_bfloat16_is_slow(tmp_path, monkeypat
     monkeypatch.delenv("CUSET_RAY_ADDRESS")
     monkeypatch.delenv("CUSET_BF16_MATMULS")  # cuset.bf16 on (the default): bf16 products as float32 GEMMs
     assert slow_bf16_units(config, units, state_left := State(tmp_path / "l.json")) == [] and not state_left.units
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: True)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: True)
     monkeypatch.setenv("CUSET_BF16_MATMULS", "native")
     assert slow_bf16_units(config, units, fresh) == []
 

@@ -167,19 +167,11 @@ def field_help() -> dict[str, str]:
 
 def bf16_supported() -> bool:
     """bfloat16 is fast where training runs: a CUDA GPU that supports it, else (no GPU) a CPU
-    with avx512_bf16 / AMX (cpu_bf16_fast)."""
+    with avx512_bf16 / AMX (cuset.bf16.cpu_bf16_fast)."""
     import torch
+
+    from cuset import bf16
 
     if torch.cuda.is_available():
         return bool(torch.cuda.is_bf16_supported())
-    return cpu_bf16_fast()
-
-
-def cpu_bf16_fast() -> bool:
-    """This machine's CPU computes bfloat16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo);
-    elsewhere torch emulates it, many times slower than float32."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    return bf16.cpu_bf16_fast()

@@ -88,10 +88,9 @@ def test_reply_counter_reports_replies_as_they_end_and_stops_nothing():
 def test_bfloat16_where_it_is_slow_is_said_not_swapped(monkeypatch, capsys):
     """A dtype is part of a recipe: on a CPU without fast bfloat16 the engine still loads in
     bfloat16, and says on stderr what that costs and what would be faster."""
-    from cuset import models
-    from cuset.train import config as train_config
+    from cuset import bf16, models
 
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: False)
     monkeypatch.delenv("CUSET_BF16_MATMULS", raising=False)
     assert models.slow_bf16_note("bfloat16", "cpu") == ""  # cuset.bf16 runs its products as float32 GEMMs
     monkeypatch.setenv("CUSET_BF16_MATMULS", "native")  # torch's own bf16 kernels: the slow case
@@ -103,7 +102,7 @@ def test_bfloat16_where_it_is_slow_is_said_not_swapped(monkeypatch, capsys):
     assert "generating in bfloat16 (dtype bfloat16), but this machine has no fast bfloat16" in capsys.readouterr().err
     make_engine(GenerateConfig(model="tiny", dtype="float32", device="cpu"))
     assert "bfloat16" not in capsys.readouterr().err
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: True)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: True)
     assert models.slow_bf16_note("bfloat16", "cpu") == ""
 
 
@@ -112,9 +111,8 @@ def test_bfloat16_generation_on_a_cpu_without_bf16_goes_through_float32_gemms(mo
     the weights' float32 copies made once), and its greedy replies are torch's bf16 ones."""
     from cuset import bf16
     from cuset.generate.engines import Request, TransformersEngine
-    from cuset.train import config as train_config
 
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: False)
     monkeypatch.delenv("CUSET_BF16_MATMULS", raising=False)  # the suite may run under =native
     modes: list[bf16.Float32Matmuls] = []
     real_enter = bf16.Float32Matmuls.__enter__

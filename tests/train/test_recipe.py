@@ -149,9 +149,8 @@ def test_bf16_on_a_cpu_without_bf16_products_trains_through_float32_gemms(tmp_pa
     """The fine-tune's bf16 autocast on such a CPU runs its products as float32 GEMMs on the bf16
     values (cuset.bf16), says so in its log, and lands where torch's own bf16 kernels land."""
     from cuset import bf16
-    from cuset.train import config as train_config
 
-    monkeypatch.setattr(train_config, "cpu_bf16_fast", lambda: False)
+    monkeypatch.setattr(bf16, "cpu_bf16_fast", lambda: False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # trains on this CPU, GPU or not
     seen: list[bf16.Float32Matmuls] = []
     real = bf16.Float32Matmuls.__torch_dispatch__
