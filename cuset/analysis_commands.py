@@ -1,5 +1,6 @@
 """The `cuset diff`, `cuset failures` and `cuset select` verbs (registered by cuset.cli through
-`add_analysis_commands`, which hands over cuset.cli's shared option groups).
+`add_analysis_commands`, which hands over cuset.cli's shared option groups; what the verbs read
+from them is cuset.cli_options).
 
     cuset diff bundled --model coder-0.5b --against coder-1.5b --limit 10 [--json] [--top 10]
     cuset diff bundled --model smollm2-135m --against job:3      # a fine-tune against its base
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+
+from cuset.cli_options import emit, load_samples, objective_from_args
 
 
 def _progress(args: argparse.Namespace, what: str) -> Any:
@@ -29,39 +32,36 @@ def _progress(args: argparse.Namespace, what: str) -> Any:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from cuset import cli
     from cuset.diff import format_summary, run_diff
 
-    samples = cli._samples(args)
-    _, summary = run_diff(samples, args.model or "default", args.against, cli._objective_config(args), args.top,
+    samples = load_samples(args)
+    _, summary = run_diff(samples, args.model or "default", args.against, objective_from_args(args), args.top,
                           _progress(args, "scoring"), max_length=args.max_length, batch_size=args.batch_size, dtype=args.dtype)
-    cli._emit(args, summary, format_summary(summary))
+    emit(args, summary, format_summary(summary))
     return 0
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
-    from cuset import cli
     from cuset.failures import format_report, run_failures
 
-    report = run_failures(args.run, model=args.model, config=cli._objective_config(args), progress=_progress(args, "scoring"))
-    cli._emit(args, report, format_report(report))
+    report = run_failures(args.run, model=args.model, config=objective_from_args(args), progress=_progress(args, "scoring"))
+    emit(args, report, format_report(report))
     return 0
 
 
 def cmd_select(args: argparse.Namespace) -> int:
-    from cuset import cli
     from cuset.confidence import ScoreConfig
     from cuset.selection import select_samples, write_selection
 
-    samples = cli._samples(args)
+    samples = load_samples(args)
     config = ScoreConfig(model=args.model or "default", max_length=args.max_length, batch_size=args.batch_size, dtype=args.dtype)
-    rows = select_samples(samples, config, cli._objective_config(args), top=args.top, by=args.by)
+    rows = select_samples(samples, config, objective_from_args(args), top=args.top, by=args.by)
     path = write_selection(rows, args.out)
     lines = [f"selected {len(rows)} of {len(samples)} samples by {args.by} under {config.model} -> {path}"]
     lines += [f"  {r['rank']:>4} {r['id'][:40]:<40} region score {r['region_score']:.5f}  weight {r['weight']:.3f}" for r in rows[:20]]
     if len(rows) > 20:
         lines.append(f"  ... {len(rows) - 20} more in {path}")
-    cli._emit(args, {"out": str(path), "selected": [{k: v for k, v in r.items() if k != "sample"} for r in rows]}, lines)
+    emit(args, {"out": str(path), "selected": [{k: v for k, v in r.items() if k != "sample"} for r in rows]}, lines)
     return 0
 
 

@@ -15,12 +15,12 @@ Bad input exits with status 2 and one message on stderr naming the file, line an
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
 from typing import Any
 
 from cuset.analysis_commands import add_analysis_commands
+from cuset.cli_options import emit, load_samples, objective_from_args
 from cuset.data import DataError
 from cuset.evaluate.commands import add_eval_commands, add_evaluate_commands, split_program_args
 from cuset.train.commands import add_training_commands
@@ -28,35 +28,12 @@ from cuset.train.commands import add_training_commands
 EXIT_BAD_INPUT = 2
 
 
-def _field_map(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        name, sep, column = pair.partition("=")
-        if not sep or not name or not column:
-            raise DataError(f"--field {pair!r}: write it as NAME=COLUMN, e.g. --field response=completion.")
-        out[name] = column
-    return out
-
-
-def _samples(args: argparse.Namespace) -> list[Any]:
-    from cuset.data import load
-
-    samples = load(args.data, _field_map(args.field), split=args.split)
-    if args.ids:
-        wanted = set(args.ids.split(","))
-        samples = [s for s in samples if s.id in wanted]
-        missing = wanted - {s.id for s in samples}
-        if missing:
-            raise DataError(f"{args.data}: no samples with id(s) {', '.join(sorted(missing))}.")
-    return samples[: args.limit] if args.limit else samples
-
-
 def _scored(args: argparse.Namespace) -> Any:
     from tqdm import tqdm
 
     from cuset.confidence import ScoreConfig, score_dataset
 
-    samples = _samples(args)
+    samples = load_samples(args)
     config = ScoreConfig(model=args.model, max_length=args.max_length, batch_size=args.batch_size, dtype=args.dtype)
     bar = tqdm(total=len(samples), desc="scoring", unit="sample", file=sys.stderr, disable=args.quiet)
 
@@ -68,18 +45,11 @@ def _scored(args: argparse.Namespace) -> Any:
     return scored
 
 
-def _emit(args: argparse.Namespace, payload: Any, lines: list[str]) -> None:
-    if args.json:
-        print(json.dumps(payload, indent=None if args.compact else 2, default=float))
-    else:
-        print("\n".join(lines))
-
-
 def cmd_tag(args: argparse.Namespace) -> int:
     from cuset.sensitivity import tag
 
     out, lines = [], []
-    for sample in _samples(args):
+    for sample in load_samples(args):
         result = tag(sample.response)
         line_starts = [0] + [i + 1 for i, ch in enumerate(sample.response) if ch == "\n"]
         spans = []
@@ -90,7 +60,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
         lines.append(f"== {sample.id}: {len(spans)} spans")
         lines += [f"  line {s['line']:>4}  {s['category']:<15} {s['text'][:60]!r}" for s in spans]
         lines += [f"  note: {note}" for note in result.notes]
-    _emit(args, out if len(out) > 1 else out[0], lines)
+    emit(args, out if len(out) > 1 else out[0], lines)
     return 0
 
 
@@ -123,35 +93,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         f"scored {stats['n_tokens']} tokens of {stats['n_samples']} samples in {stats['seconds']:.2f} s "
         f"({stats['cache_hits']} from cache; model {stats['model']})"
     )
-    _emit(args, {"samples": out, "stats": stats}, lines)
+    emit(args, {"samples": out, "stats": stats}, lines)
     return 0
-
-
-def _objective_config(args: argparse.Namespace) -> Any:
-    from pathlib import Path
-
-    from cuset.objective import ObjectiveConfig, load_named
-
-    if not args.config:
-        config = ObjectiveConfig()
-    elif Path(args.config).exists():
-        config = ObjectiveConfig.load(args.config)
-    else:
-        config = load_named(args.config)
-    overrides = {k: getattr(args, k) for k in ("threshold_mode", "quantile", "tau", "policy", "mask_scope") if getattr(args, k, None) is not None}
-    data = {**config.to_dict(), **overrides}
-    if getattr(args, "method_regions", None):
-        data["regions"] = {**data["regions"], "method": args.method_regions}
-    if getattr(args, "max_gap", None) is not None:
-        data["regions"] = {**data["regions"], "max_gap": args.max_gap}
-    return ObjectiveConfig.from_dict(data, args.config or "options")
 
 
 def cmd_regions(args: argparse.Namespace) -> int:
     from cuset.objective import compute
 
     scored = _scored(args)
-    config = _objective_config(args)
+    config = objective_from_args(args)
     result = compute(scored.table, config)
     from cuset.regions import region_rows
 
@@ -161,7 +111,7 @@ def cmd_regions(args: argparse.Namespace) -> int:
         f"  {r['sample'][:32]:<32} line {r['line']:>4}  {r['kind']:<21} size {r['size']:>3}  mean p {r['mean_p']:.3f}  {r['text'][:50]!r}"
         for r in out
     ]
-    _emit(args, {"regions": out, "stats": result.stats}, lines)
+    emit(args, {"regions": out, "stats": result.stats}, lines)
     return 0
 
 
@@ -169,9 +119,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from cuset.findings import findings, format_findings
 
     scored = _scored(args)
-    result = findings(scored.table, _objective_config(args), permutations=args.permutations, seed=args.seed)
+    result = findings(scored.table, objective_from_args(args), permutations=args.permutations, seed=args.seed)
     lines = [f"{scored.stats['model']}: {scored.stats['n_samples']} samples, {scored.stats['n_tokens']:,} response tokens"]
-    _emit(args, result | {"stats": scored.stats}, lines + format_findings(result))
+    emit(args, result | {"stats": scored.stats}, lines + format_findings(result))
     return 0
 
 
@@ -181,7 +131,7 @@ def cmd_objective(args: argparse.Namespace) -> int:
     from cuset.objective import compute
 
     scored = _scored(args)
-    config = _objective_config(args)
+    config = objective_from_args(args)
     result = compute(scored.table, config, args.method)
     s = result.stats
     hist, edges = np.histogram(result.weights, bins=10)
@@ -204,7 +154,7 @@ def cmd_objective(args: argparse.Namespace) -> int:
         path = save_named(args.save, config)
         lines.append(f"saved objective config {args.save!r} as {path}")
     payload = {"config": config.to_dict(), "stats": s, "weight_histogram": {"counts": hist.tolist(), "edges": edges.tolist()}}
-    _emit(args, payload, lines)
+    emit(args, payload, lines)
     return 0
 
 
@@ -234,7 +184,7 @@ def cmd_prescore(args: argparse.Namespace) -> int:
             lines.append(f"{model}: {result['n_samples']} samples, {result['n_tokens']:,} tokens ({result['dtype']}) -> "
                          f"{SHIPPED_DIR / result['file']} ({result['bytes'] / 1e6:.1f} MB)")
         payload[model] = result
-    _emit(args, payload, lines)
+    emit(args, payload, lines)
     return 0
 
 
