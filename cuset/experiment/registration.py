@@ -43,6 +43,7 @@ PRIMARY_METRICS = {"pass@1": "correct", "compile_rate": "compiled"}
 REGISTRATION_MODES = ("greedy", "sampled")
 REGISTERED_COPY = "registration.yaml"
 REGISTRATION_RECORD = "registration.json"
+REPO = Path(__file__).resolve().parents[2]  # the checkout, as cuset.experiment.config.REPO (which imports this module)
 
 
 class RegistrationError(ValueError):
@@ -286,8 +287,6 @@ def register(config: ExperimentConfig, out_dir: str | Path, force: bool = False,
 
 
 def _write_record(config: ExperimentConfig, out: Path, data: bytes, history: list[dict[str, Any]], copied: str = "") -> None:
-    from cuset.experiment.config import REPO
-
     source = Path(getattr(config, "source", "") or "").resolve()
     record = {"file": REGISTERED_COPY, "source": str(source.relative_to(REPO)) if source.is_relative_to(REPO) else str(source),
               "sha256": _sha256(data), "copied": copied or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -345,8 +345,9 @@ def comparisons_table(candidates: pd.DataFrame, registration: Registration | Non
     for _, part in paired[paired["registration"] == "registered"].groupby("model", sort=False):
         p = np.concatenate([part["sign_p"].to_numpy(dtype=float), np.ones(len(order) - len(part))])  # not evaluated yet: p = 1
         paired.loc[part.index, "holm_p"] = holm(p)[: len(part)]
-    paired["_registered"] = paired["registration"] != "registered"
-    paired = paired.sort_values(["_registered", "model", "_rank"], kind="stable").drop(columns=["_registered", "_rank"])
+    later = paired["registration"] != "registered"
+    paired = paired.assign(_later=later, _model=paired["model"].where(~later, ""), _order=range(len(paired)))
+    paired = paired.sort_values(["_later", "_model", "_rank", "_order"]).drop(columns=["_later", "_model", "_rank", "_order"])
     return paired.reset_index(drop=True)
 
 
@@ -405,8 +406,8 @@ def registered_lines(summary: pd.DataFrame, paired: pd.DataFrame, registration: 
              *[f"{note}" for note in notes],
              "", f"| model | comparison | mode | {r.primary} % (A vs B) | tasks | difference, points (95% CI) | wins / losses / ties | sign test p | Holm p | Holm p < {r.alpha:g} |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    have = paired_of(paired)
-    have = have[have["registration"] == "registered"] if "registration" in have.columns else have.iloc[:0]
+    have = paired_of(paired, reference=None)
+    have = have[have["registration"] == "registered"]
     models = list(dict.fromkeys([*summary["model"], *have["model"]])) if len(summary) or len(have) else []
     for model in models:
         for a, b in r.pairs:
