@@ -8,8 +8,9 @@ resumable, with results under analysis/results/NAME/.
     config = load_experiment("cpu-135m")                  # analysis/experiments/cpu-135m.yaml, validated
     run_experiment(config, RESULTS_DIR / config.name)
 
-Modules: `config` (ExperimentConfig, the YAML), `runner` (units, state.json, the loop),
-`results` (candidates, summary with 95% intervals, paired comparisons against sft, the files).
+Modules: `config` (ExperimentConfig, the YAML), `registration` (what it commits to before it
+runs, and the registered copy), `runner` (units, state.json, the loop), `results` (candidates,
+summary with 95% intervals, paired comparisons, registered or exploratory, the files).
 """
 
 from cuset.experiment.config import EXPERIMENTS_DIR, RESULTS_DIR, ExperimentConfig, list_experiments, load_experiment
