@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from cuset.evaluate.inputs import DISTRIBUTIONS, draw_inputs, flat_tensors, load_values, save_values, trial_seeds
+from cuset.evaluate.taskcode import cpu_mode, error_text, exec_file
 from cuset.evaluate.verdict import mutated_inputs
 
 
@@ -117,17 +118,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import contextlib
 
-    from cuset.evaluate.cpu.kernelbench import _cpu_mode, _error_text, _exec_file
-
     record: dict[str, Any] = {"status": "ok", "message": ""}
     try:
-        with _cpu_mode() if args.device == "cpu" else contextlib.nullcontext():
-            task = _exec_file(args.task, "__cuset_task__")
+        with cpu_mode() if args.device == "cpu" else contextlib.nullcontext():
+            task = exec_file(args.task, "__cuset_task__")
             ref = compute_reference(task, args.trials, args.seed, args.device)
         write_reference(ref, args.out)
         record["trials"] = ref["info"]
     except Exception as exc:  # noqa: BLE001 - a broken task is a record too
-        record = {"status": "error", "message": f"the task failed: {_error_text(exc)}"}
+        record = {"status": "error", "message": f"the task failed: {error_text(exc)}"}
     sys.stdout.flush()
     print("\n" + json.dumps(record), flush=True)
     return 0

@@ -64,6 +64,14 @@ from cuset.evaluate.cpu import build as cpu_build
 from cuset.evaluate.cpu.translate import analyse, translate
 from cuset.evaluate.inputs import flat_tensors, load_values, save_values
 from cuset.evaluate.poison import CompiledCalls
+from cuset.evaluate.reference import build_model, compute_reference, to_device
+
+# Under their names from before they moved to cuset.evaluate.taskcode: cuset.evaluate.backends and
+# the suite's validator import them from here.
+from cuset.evaluate.taskcode import MESSAGE_CHARS
+from cuset.evaluate.taskcode import cpu_mode as _cpu_mode
+from cuset.evaluate.taskcode import error_text as _error_text
+from cuset.evaluate.taskcode import exec_file as _exec_file
 from cuset.evaluate.verdict import DATA_INDEPENDENT_FAULTS, apply_verdict, check_profile, judge, tolerance
 
 INCLUDE_DIR = cpu_build.INCLUDE_DIR
@@ -74,7 +82,6 @@ PATHS = ("auto", "shim", "torch")  # how load_inline builds: shim then real torc
 # torch's load_inline compiles CUDA with these (COMMON_NVCC_FLAGS): no implicit __half arithmetic.
 TORCH_CUDA_DEFINES = ["__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__", "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__"]
 MAX_RESULTS = 64
-MESSAGE_CHARS = 4000
 # Shim builds: -O1 compiles the runtime header's launch machinery ~0.6 s faster than -O2 and
 # runs KernelBench-sized inputs about as fast; undefined symbols fail the link, not the load.
 SHIM_FLAGS = ["-O1", "-Wl,-z,defs"]
@@ -725,36 +732,6 @@ class Session:
 # ---------------------------------------------------------------- CUDA on the CPU
 
 
-def _is_cuda(device: Any) -> bool:
-    import torch
-
-    if isinstance(device, torch.device):
-        return device.type == "cuda"
-    if isinstance(device, str):
-        return device.split(":")[0] == "cuda"
-    return isinstance(device, int) and not isinstance(device, bool)  # torch reads a bare index as cuda:N
-
-
-def _cpu_mode() -> Any:
-    """A TorchFunctionMode under which CUDA devices mean the CPU."""
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    class CudaOnCpu(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-            kwargs = dict(kwargs or {})
-            name = getattr(func, "__name__", "")
-            if name == "cuda" and args and isinstance(args[0], torch.Tensor):
-                return args[0]
-            if "device" in kwargs and _is_cuda(kwargs["device"]):
-                kwargs["device"] = "cpu"
-            if name == "to" and len(args) > 1 and _is_cuda(args[1]):
-                args = (args[0], "cpu", *args[2:])
-            return func(*args, **kwargs)
-
-    return CudaOnCpu()
-
-
 @contextlib.contextmanager
 def cuda_on_cpu(session: Session):
     """While the solution and the models run: load_inline is the session's, CUDA devices mean
@@ -783,21 +760,10 @@ def cuda_on_cpu(session: Session):
 # ---------------------------------------------------------------- checking
 
 
-def _exec_file(path: Path, label: str) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
-    namespace: dict[str, Any] = {"__name__": label, "__file__": str(path)}
-    exec(compile(text, str(path), "exec"), namespace)  # noqa: S102 - running the candidate is the point
-    return namespace
-
-
 def _fail_build(result: KernelBenchResult, record: BuildRecord) -> None:
     result.status = "unsupported" if record.status == "unsupported" else "compile_error"
     result.message = record.message
     result.path = record.path
-
-
-def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:MESSAGE_CHARS]
 
 
 def _finish_builds(result: KernelBenchResult, session: Session) -> bool:
@@ -820,8 +786,6 @@ def _load(result: KernelBenchResult, session: Session, solution_path: Path, task
     ModelNew as KernelBench does. Returns (task namespace, Model, ModelNew), or None with the
     result filled in when something failed."""
     import torch
-
-    from cuset.evaluate.reference import build_model
 
     try:
         task = _exec_file(task_path, "__cuset_task__")
@@ -892,8 +856,6 @@ def run_solution(solution_path: str | Path, task_path: str | Path, options: Kern
         reference = None
         try:
             if handover is None:
-                from cuset.evaluate.reference import compute_reference
-
                 reference = compute_reference(task, opts.trials, opts.seed, opts.device)
                 trial_inputs = reference["inputs"]
                 result.inputs = reference["info"]
@@ -920,8 +882,6 @@ def run_solution(solution_path: str | Path, task_path: str | Path, options: Kern
 
 
 def to_gpu(values: list[Any]) -> list[Any]:
-    from cuset.evaluate.reference import to_device
-
     return to_device([v.clone() if hasattr(v, "clone") else v for v in values], "cuda")
 
 
@@ -940,8 +900,6 @@ def _run_candidate(result: KernelBenchResult, model_new: Any, trial_inputs: list
     `candidate` (tensors in memory, or only counts when they went to `handover`), or None with
     the result filled in when the candidate failed."""
     import torch
-
-    from cuset.evaluate.reference import to_device
 
     cand: dict[str, Any] = {"outputs": [], "after": [], "calls": 0}
 
