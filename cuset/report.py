@@ -23,14 +23,10 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from cuset.confidence import TokenTable, category_stats
+from cuset.palette import METHOD_COLOURS, OKABE_ITO, OTHER, SENSITIVE, UNSURE
 from cuset.regions import KIND_OF_CATEGORY, REGION_KINDS
 from cuset.sensitivity import CATEGORIES
 
-SENSITIVE = "#1f5fbf"
-OTHER = "#8c8c8c"
-UNSURE = "#cc4c02"
-# Okabe-Ito, in the order the paper figures give them to methods (cuset.figures.draw)
-OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#CC79A7", "#000000", "#999999")
 MAX_POINTS = 200_000  # histograms of larger tables use an even subsample (figures stay light)
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 
@@ -75,8 +71,6 @@ def _thin(values: np.ndarray) -> np.ndarray:
 
 def method_colour(name: str, index: int) -> str:
     """The paper figures' colour of a training method, else the palette's index-th colour."""
-    from cuset.figures.draw import METHOD_COLOURS
-
     return METHOD_COLOURS.get(name, OKABE_ITO[index % len(OKABE_ITO)])
 
 
@@ -203,7 +197,8 @@ def pass_at_k_curves(frame: Any, group: str = "label", max_k: int = 10) -> go.Fi
 
 def status_breakdown(frame: Any, group: str = "label") -> go.Figure:
     """Stacked shares of each result category per run/method."""
-    order = ["correct", "reward_hack", "wrong_result", "runtime_error", "compile_error", "timeout", "resource_limit", "unsupported"]
+    order = ["correct", "reward_hack", "race", "memory_error", "sync_error", "wrong_result", "runtime_error", "compile_error", "timeout",
+             "resource_limit", "unsupported"]
     fig = go.Figure()
     if not frame.empty:
         shares = frame.groupby(group, sort=False)["status"].value_counts(normalize=True).unstack(fill_value=0.0)

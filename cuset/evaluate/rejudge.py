@@ -464,7 +464,7 @@ def experiment_out(folder: str | Path, out: str | Path | None = None, force: boo
 
 def write_experiment_rejudge(result: ExperimentRejudge, csv_path: Path, json_path: Path) -> tuple[Path, Path]:
     """The rows as CSV and the summary as JSON (paths from experiment_out), each whole or not at all."""
-    from cuset.figures.draw import atomic_write
+    from cuset.files import atomic_write
 
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     text = experiment_rows(result).to_csv(index=False)

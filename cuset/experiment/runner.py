@@ -117,7 +117,7 @@ class State:
         return cls(path, {k: UnitState(**v) for k, v in data.get("units", {}).items()}, data.get("workspace", ""))
 
     def save(self) -> None:
-        from cuset.figures.draw import atomic_write
+        from cuset.files import atomic_write
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"workspace": self.workspace, "units": {k: asdict(v) for k, v in self.units.items()}}

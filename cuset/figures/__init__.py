@@ -47,14 +47,12 @@ from cuset.confidence import category_stats
 from cuset.config import ConfigFile
 from cuset.figures.draw import (
     FORMATS,
-    atomic_write,
     check_formats,
     confidence_figure,
     confidence_histogram,
     correctness_figure,
     correctness_table,
     curve_table,
-    method_sort_key,
     region_examples,
     region_examples_figure,
     save_figure,
@@ -62,7 +60,9 @@ from cuset.figures.draw import (
     threshold_sweep_figure,
     training_curves_figure,
 )
+from cuset.files import atomic_write
 from cuset.objective import ObjectiveConfig, compute
+from cuset.palette import method_sort_key
 
 HARNESS_CHECKS = ("reference", "wrong")  # evaluation runs of the suite's own solutions, not methods
 Progress = Callable[[str, int, int], None]
@@ -337,11 +337,69 @@ def _findings(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
     return findings_figure(result), findings_caption(result), {"findings": str(DEFAULT_RESULTS / "findings.json")}
 
 
-def _analysis() -> Any:
-    """cuset.figures.analysis (imported on use: it imports this package's Skip)."""
-    from cuset.figures import analysis
+def _latest_finetune() -> Any:
+    from cuset import jobs
 
-    return analysis
+    done = [j for j in jobs.list_jobs(limit=1000) if j.kind == "train" and j.status == "completed"]
+    return max(done, key=lambda j: j.id) if done else None
+
+
+def _diff(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
+    """The newest completed fine-tune against its base model, on the figures' data."""
+    from cuset.data import load
+    from cuset.diff import TokenizerMismatch, run_diff
+    from cuset.figures.analysis import diff_figure
+    from cuset.models import ModelError, display_name
+
+    job = _latest_finetune()
+    if job is None:
+        raise Skip("no completed fine-tune in the workspace to compare with its base (start one: `cuset train` or the Fine-tunes page)")
+    samples = load(inputs.config.data)
+    samples = samples[: inputs.config.limit] if inputs.config.limit else samples
+    try:
+        _, summary = run_diff(samples, job.model, f"job:{job.id}", inputs.objective())
+    except (ModelError, TokenizerMismatch) as exc:
+        raise Skip(f"job {job.id} against {job.model}: {exc}") from None
+    o, pm = summary["overall"], summary["preserved_vs_masked"]
+    caption = (
+        f"What fine-tuning changed: job {job.id} ({job.method}) against its base {display_name(job.model)} on {o['samples']} samples of "
+        f"the {inputs.config.data} data ({o['tokens']:,} tokens; mean Δ log p {o['mean_delta_logp']:+.3f} nats, {o['gained_share']:.0%} "
+        f"of tokens gained). (a) Mean Δ log p per sensitivity category. (b) Tokens inside the regions CuSeT preserves (found on the "
+        f"base model's scores) against the tokens it masks; the difference's 95% interval resamples whole samples."
+    )
+    return diff_figure(summary), caption, {"job": job.id, "base": job.model, "samples": o["samples"], "tokens": o["tokens"],
+                                           "difference": pm["difference"], "interval": pm["interval"]}
+
+
+def _failures(inputs: Inputs) -> tuple[Any, str, dict[str, Any]]:
+    """The newest completed evaluation run of a model with at least one located failure."""
+    from cuset.evaluate.results import ResultStore
+    from cuset.failures import run_failures
+    from cuset.figures.analysis import failures_figure
+    from cuset.models import ModelError
+
+    runs = ResultStore().runs(limit=10_000)
+    if runs.empty:
+        raise Skip("no evaluation run yet (run `cuset eval`)")
+    runs = runs[(runs["status"] == "completed") & ~runs["method"].isin(HARNESS_CHECKS) & (runs["model"].astype(str) != "")]
+    for run_id in runs["id"]:  # newest first
+        try:
+            report = run_failures(int(run_id), config=inputs.objective())
+        except (ModelError, ValueError):
+            continue
+        if report["overall"]["n"]:
+            break
+    else:
+        raise Skip("no completed evaluation run of a model has a failure located in its CUDA source")
+    o = report["overall"]
+    caption = (
+        f"Do failures fall inside low-confidence CUDA-sensitive regions? Run {report['run']} ({report['label']}): of {report['failed']} "
+        f"failed candidates, {o['n']} were located in their CUDA source (error line, or the kernel lines storing the output of a wrong "
+        f"result) and {o['inside']} ({o['share']:.0%}) lie inside a region found on {report['model']}'s scores of the code, against "
+        f"{o['chance']:.0%} for random lines of the same kernels. {report['unlocated']} unlocated. Bars: 95% Wilson intervals."
+    )
+    return failures_figure(report), caption, {"run": report["run"], "model": report["model"], "located": o["n"], "inside": o["inside"],
+                                              "chance": o["chance"], "unlocated": report["unlocated"]}
 
 
 @dataclass(frozen=True)
@@ -359,8 +417,8 @@ FIGURES = (
     FigureSpec("training_curves", "Training curves", _training),
     FigureSpec("correctness", "Correctness by method and level", _correctness),
     FigureSpec("experiments", "The experiments: pass@1 by method, and each method against sft", _experiments),
-    FigureSpec("confidence_diff", "What fine-tuning changed: confidence diff against the base model", lambda inputs: _analysis().draw_diff(inputs)),
-    FigureSpec("failures_in_regions", "Do failures fall inside low-confidence sensitive regions?", lambda inputs: _analysis().draw_failures(inputs)),
+    FigureSpec("confidence_diff", "What fine-tuning changed: confidence diff against the base model", _diff),
+    FigureSpec("failures_in_regions", "Do failures fall inside low-confidence sensitive regions?", _failures),
 )
 
 

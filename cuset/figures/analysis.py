@@ -4,10 +4,9 @@ whether an evaluation run's failures fall inside low-confidence sensitive region
     confidence_diff      mean delta log p per sensitivity category; preserved regions vs masked tokens   cuset.diff
     failures_in_regions  share of located failures inside a region vs chance, overall and per status  cuset.failures
 
-Each `_draw_*` takes the figures' Inputs (cuset.figures) and raises Skip with the reason when
-its data is missing (no completed fine-tune, no evaluation run of a model with located
-failures); the `*_figure` functions draw from the summaries alone, so tests can check them
-without a model.
+The `*_figure` functions draw from the summaries alone, so tests can check them without a
+model; cuset.figures gathers the data (the newest fine-tune against its base, the newest
+evaluation run with located failures) and skips a figure whose data is missing.
 """
 
 from __future__ import annotations
@@ -66,68 +65,3 @@ def failures_figure(report: dict[str, Any]) -> Any:
         ax.set_ylabel("share of failures")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2, frameon=False)
     return fig
-
-
-def _latest_finetune() -> Any:
-    from cuset import jobs
-
-    done = [j for j in jobs.list_jobs(limit=1000) if j.kind == "train" and j.status == "completed"]
-    return max(done, key=lambda j: j.id) if done else None
-
-
-def draw_diff(inputs: Any) -> tuple[Any, str, dict[str, Any]]:
-    """The newest completed fine-tune against its base model, on the figures' data."""
-    from cuset.data import load
-    from cuset.diff import TokenizerMismatch, run_diff
-    from cuset.figures import Skip
-    from cuset.models import ModelError, display_name
-
-    job = _latest_finetune()
-    if job is None:
-        raise Skip("no completed fine-tune in the workspace to compare with its base (start one: `cuset train` or the Fine-tunes page)")
-    samples = load(inputs.config.data)
-    samples = samples[: inputs.config.limit] if inputs.config.limit else samples
-    try:
-        _, summary = run_diff(samples, job.model, f"job:{job.id}", inputs.objective())
-    except (ModelError, TokenizerMismatch) as exc:
-        raise Skip(f"job {job.id} against {job.model}: {exc}") from None
-    o, pm = summary["overall"], summary["preserved_vs_masked"]
-    caption = (
-        f"What fine-tuning changed: job {job.id} ({job.method}) against its base {display_name(job.model)} on {o['samples']} samples of "
-        f"the {inputs.config.data} data ({o['tokens']:,} tokens; mean Δ log p {o['mean_delta_logp']:+.3f} nats, {o['gained_share']:.0%} "
-        f"of tokens gained). (a) Mean Δ log p per sensitivity category. (b) Tokens inside the regions CuSeT preserves (found on the "
-        f"base model's scores) against the tokens it masks; the difference's 95% interval resamples whole samples."
-    )
-    return diff_figure(summary), caption, {"job": job.id, "base": job.model, "samples": o["samples"], "tokens": o["tokens"],
-                                           "difference": pm["difference"], "interval": pm["interval"]}
-
-
-def draw_failures(inputs: Any) -> tuple[Any, str, dict[str, Any]]:
-    """The newest completed evaluation run of a model with at least one located failure."""
-    from cuset.evaluate.results import ResultStore
-    from cuset.failures import run_failures
-    from cuset.figures import HARNESS_CHECKS, Skip
-    from cuset.models import ModelError
-
-    runs = ResultStore().runs(limit=10_000)
-    if runs.empty:
-        raise Skip("no evaluation run yet (run `cuset eval`)")
-    runs = runs[(runs["status"] == "completed") & ~runs["method"].isin(HARNESS_CHECKS) & (runs["model"].astype(str) != "")]
-    for run_id in runs["id"]:  # newest first
-        try:
-            report = run_failures(int(run_id), config=inputs.objective())
-        except (ModelError, ValueError):
-            continue
-        if report["overall"]["n"]:
-            break
-    else:
-        raise Skip("no completed evaluation run of a model has a failure located in its CUDA source")
-    o = report["overall"]
-    caption = (
-        f"Do failures fall inside low-confidence CUDA-sensitive regions? Run {report['run']} ({report['label']}): of {report['failed']} "
-        f"failed candidates, {o['n']} were located in their CUDA source (error line, or the kernel lines storing the output of a wrong "
-        f"result) and {o['inside']} ({o['share']:.0%}) lie inside a region found on {report['model']}'s scores of the code, against "
-        f"{o['chance']:.0%} for random lines of the same kernels. {report['unlocated']} unlocated. Bars: 95% Wilson intervals."
-    )
-    return failures_figure(report), caption, {"run": report["run"], "model": report["model"], "located": o["n"], "inside": o["inside"],
-                                              "chance": o["chance"], "unlocated": report["unlocated"]}

@@ -1,5 +1,5 @@
 """The paper figures' drawing side: data preparation (pure, tested against hand computations)
-and one matplotlib figure per paper figure, plus atomic file writing. No workspace access here:
+and one matplotlib figure per paper figure, written atomically (cuset.files). No workspace access here:
 `cuset.figures.make_all` gathers the data and calls these.
 
     from cuset.figures.draw import threshold_sweep, threshold_sweep_figure, save_figure
@@ -9,13 +9,12 @@ and one matplotlib figure per paper figure, plus atomic file writing. No workspa
 Figures are `matplotlib.figure.Figure` objects on the Agg canvas, never pyplot: no global
 state, safe in the app's threads. Style: DejaVu Sans 8-9 pt, 7 in wide (a two-column paper's
 text width), no top/right spines, frameless legends, one colour per method everywhere
-(Okabe-Ito, colour-blind safe), the app's blue/grey for sensitive/other tokens.
+(Okabe-Ito, colour-blind safe), the app's blue/grey for sensitive/other tokens (both from cuset.palette).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,20 +23,13 @@ import numpy as np
 import pandas as pd
 
 from cuset.confidence import TokenTable, category_stats
+from cuset.files import atomic_write
 from cuset.objective import ObjectiveConfig, compute
-from cuset.report import OTHER, SENSITIVE, UNSURE
+from cuset.palette import OTHER, SENSITIVE, UNSURE, method_colours, method_sort_key
 
 FORMATS = ("pdf", "svg", "png")
 PNG_DPI = 200
 WIDTH = 7.0  # inches: the text width of a two-column paper
-METHOD_ORDER = ("base", "sft", "dft", "token-mask", "region-weight", "cuset")
-# Okabe-Ito: distinguishable under every common colour-vision deficiency; one colour per method
-# in every figure, CuSeT in the strongest.
-METHOD_COLOURS = {
-    "base": "#999999", "sft": "#56B4E9", "dft": "#E69F00", "token-mask": "#009E73",
-    "region-weight": "#CC79A7", "cuset": "#D55E00",
-}
-EXTRA_COLOURS = ("#0072B2", "#000000", "#F0E442")
 STYLE = {
     "font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9,
     "legend.fontsize": 8, "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.titlelocation": "left",
@@ -49,16 +41,6 @@ STYLE = {
     "text.hinting": "no_hinting",
     "savefig.bbox": "tight", "savefig.pad_inches": 0.04,
 }
-
-
-def method_colours(methods: Sequence[str]) -> dict[str, str]:
-    """A colour per method: the fixed ones for known methods, then the spare ones in order."""
-    spare = iter(EXTRA_COLOURS * (1 + len(methods) // len(EXTRA_COLOURS)))
-    return {m: METHOD_COLOURS.get(m) or next(spare) for m in methods}
-
-
-def method_sort_key(method: str) -> tuple[int, str]:
-    return (METHOD_ORDER.index(method) if method in METHOD_ORDER else len(METHOD_ORDER), method)
 
 
 def _new_figure(height: float, width: float = WIDTH) -> Any:
@@ -414,16 +396,6 @@ def check_formats(formats: Sequence[str] | str) -> tuple[str, ...]:
     if unknown or not items:
         raise ValueError(f"figure formats {unknown or items}: choose from {', '.join(FORMATS)}")
     return tuple(dict.fromkeys(items))
-
-
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call write(temporary path) next to `path`, then rename it onto `path`."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def save_figure(fig: Any, out_dir: str | Path, name: str, formats: Sequence[str] = FORMATS) -> dict[str, Path]:

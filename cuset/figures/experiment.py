@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from cuset.experiment.results import paired_of
-from cuset.figures.draw import _new_figure, _style, method_colours, method_sort_key
+from cuset.figures.draw import _new_figure, _style
+from cuset.palette import method_colours, method_sort_key
 
 
 def experiment_results(results_dir: str | Path | None = None) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from cuset.figures.draw import _new_figure, _style
-from cuset.report import OTHER, SENSITIVE
+from cuset.palette import OTHER, SENSITIVE
 
 
 def findings_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
