@@ -148,7 +148,7 @@ def _sha256(data: bytes) -> str:
 
 
 def _write(path: Path, data: bytes) -> None:
-    from cuset.figures.draw import atomic_write
+    from cuset.files import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, lambda tmp: tmp.write_bytes(data))

@@ -92,7 +92,7 @@ def sort_candidates(frame: pd.DataFrame) -> pd.DataFrame:
 def _method_key(column: pd.Series) -> pd.Series:
     if column.name != "method":
         return column
-    from cuset.figures.draw import method_sort_key
+    from cuset.palette import method_sort_key
 
     return column.map(lambda m: method_sort_key(m) if m != "base" else (-1, m))
 
@@ -127,7 +127,7 @@ def write_replies(out_dir: str | Path, frame: pd.DataFrame, runs: Mapping[int, R
     frame). gzip without a time stamp, so the same replies give the same bytes and a rewrite
     after every pass changes no committed file; a unit whose rows are not in `frame` (done in
     another workspace) keeps the file it has."""
-    from cuset.figures.draw import atomic_write
+    from cuset.files import atomic_write
 
     paths = []
     if frame is None or frame.empty:
@@ -457,7 +457,7 @@ def write_results(out_dir: str | Path, candidates: pd.DataFrame, extra: dict[str
     `extra`, and the registration where there is one) into `out_dir`, each written whole
     (temporary name, then renamed). `registration` marks the comparisons (comparisons_table);
     `notes` are printed above the registered ones."""
-    from cuset.figures.draw import atomic_write
+    from cuset.files import atomic_write
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
