@@ -602,9 +602,9 @@ def test_a_hand_run_fine_tune_is_adopted_only_when_its_config_is_the_units(tmp_p
         adopt_job(config, out, "train/tiny/sft/s42", other.id)
     with pytest.raises(ValueError, match="cuset"):  # the method differs
         adopt_job(config, out, "train/tiny/cuset/s42", same.id)
-    from cuset.experiment import background
+    from cuset.experiment import runner
 
-    monkeypatch.setattr(background, "following", lambda name: 4242 if name == config.name else None)
+    monkeypatch.setattr(runner, "following", lambda name: 4242 if name == config.name else None)
     with pytest.raises(ValueError, match="follower .process 4242. is running"):
         adopt_job(config, out, "train/tiny/cuset/s42", other.id)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cuset.experiment.config import REPO, RESULTS_DIR, load_experiment
+from cuset.experiment.runner import following  # the pid of a live follower: start refuses a second one
 
 
 def _log(name: str) -> Path:
@@ -27,20 +28,6 @@ def _log(name: str) -> Path:
     folder = workspace_dir() / "experiments"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{name}.log"
-
-
-def following(name: str) -> int | None:
-    """The pid of a live `python -m analysis.experiment NAME` process (started here or by hand
-    in a shell), else None: two followers of one experiment would race on its state.json."""
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        words = [a.decode(errors="replace") for a in argv if a]
-        if "analysis.experiment" in words and name in words[words.index("analysis.experiment") + 1:]:
-            return int(entry.name)
-    return None
 
 
 def start(name: str, allow_slow_bf16: bool = False) -> int:

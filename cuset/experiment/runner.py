@@ -613,12 +613,24 @@ def missing_rows(units: list[Unit], state: State, candidates: Any) -> list[Unit]
             and (u.model, u.method, str(u.seed), u.mode) not in have]
 
 
+def following(name: str) -> int | None:
+    """The pid of a live `python -m analysis.experiment NAME` process (started here or by hand
+    in a shell), else None: two followers of one experiment would race on its state.json."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in argv if a]
+        if "analysis.experiment" in words and name in words[words.index("analysis.experiment") + 1:]:
+            return int(entry.name)
+    return None
+
+
 def adopt_job(config: ExperimentConfig, out_dir: str | Path, unit_key: str, job_id: int) -> str:
     """`adopt` on the experiment's state.json in out_dir (see `adopt`); refused while a
     follower of the experiment runs (it holds state.json and would write over the change)."""
-    from cuset.experiment import background
-
-    pid = background.following(config.name)
+    pid = following(config.name)
     if pid:
         raise ValueError(f"{config.name}: its follower (process {pid}) is running and owns state.json; stop it first (kill {pid}), adopt, then start it again.")
     out = Path(out_dir)
