@@ -46,7 +46,8 @@ from cuset.objective import ObjectiveConfig, compute
 from cuset.regions import REGION_KINDS
 from cuset.sensitivity import TagResult, tag
 
-FAILED = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack")
+FAILED = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack", "race", "memory_error",
+          "sync_error")
 # `__global__ void k(...)  {`, with `__launch_bounds__(...)` before or after the return type.
 _KERNEL = re.compile(r"__global__(?:__launch_bounds__\s*\([^)]*\)|[\w\s:<>*&])*?\b(\w+)\s*\(([^)]*)\)\s*\{", re.S)
 _ASSIGN = r"(?:=(?!=)|\+=|-=|\*=|/=|\|=|&=|\^=|<<=|>>=)"

@@ -263,11 +263,13 @@ def _harvest(new: Path, shared: Path) -> None:
     for entry in new.iterdir() if new.exists() else []:
         dest = shared / entry.name
         if not dest.exists() and entry.is_dir():
-            tmp = shared / f".{entry.name}.{os.getpid()}"
-            shutil.copytree(entry, tmp)
+            # a temp folder of its own: checks of one process run in threads, and two of them may
+            # harvest the same build at once (a name from the pid alone collided)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=shared))
             try:
+                shutil.copytree(entry, tmp, dirs_exist_ok=True)
                 os.replace(tmp, dest)
-            except OSError:
+            except OSError:  # another check stored it first
                 shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -31,6 +31,8 @@ from typing import Any
 from cuset.evaluate.check import BACKENDS
 from cuset.evaluate.cpu.build import EXIT_BACKEND, EXIT_COMPILE_ERROR, EXIT_UNSUPPORTED, build_program
 from cuset.evaluate.cpu.run import SCHEDULES, RunOptions, fill_check, race_check
+from cuset.evaluate.sanitizer import DEFAULT_TOOLS
+from cuset.evaluate.sanitizer import TOOLS as SANITIZER_TOOLS
 
 BACKENDS_ALL = BACKENDS
 
@@ -63,6 +65,9 @@ def add_evaluate_commands(sub: Any) -> None:
     p.add_argument("--tolerance", choices=("v0", "strict"), default="v0", help="tolerance profile: v0 = 1e-2; strict = fp32 1e-4, fp16/bf16 1e-2")
     p.add_argument("--static-policy", choices=("strict", "lenient"), default="strict", help="static checks: strict fails torch compute in forward; lenient flags it")
     p.add_argument("--no-poison", action="store_true", help="skip the poisoned run (to measure its cost; no reward_hack from it then)")
+    p.add_argument("--no-sanitizer", action="store_true", help="cuda backend: skip the compute-sanitizer runs after the trials")
+    p.add_argument("--sanitizer-tools", default=",".join(DEFAULT_TOOLS),
+                   help=f"cuda backend: compute-sanitizer tools in order, comma-separated, from {', '.join(SANITIZER_TOOLS)}")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_check)
 
@@ -122,6 +127,7 @@ def add_eval_commands(sub: Any) -> None:
     p.add_argument("--trials", type=int, help=helps["trials"])
     p.add_argument("--tolerance", choices=("v0", "strict"), help=helps["tolerance"])
     p.add_argument("--static-policy", dest="static_policy", choices=("strict", "lenient"), help=helps["static_policy"])
+    p.add_argument("--no-sanitizer", dest="sanitizer", action="store_const", const=False, help=helps["sanitizer"])
     p.add_argument("--timeout", dest="timeout_s", type=float, help=helps["timeout_s"])
     p.add_argument("--workers", type=int, help=helps["workers"])
     p.add_argument("--label", help=helps["label"])
@@ -167,7 +173,7 @@ def _eval_config(args: argparse.Namespace) -> Any:
 
     base = EvalConfig.load(args.config).to_dict() if args.config else {}
     for name in ("solutions", "suite", "split", "limit", "backend", "n_samples", "temperature", "top_p", "seed", "max_new_tokens",
-                 "trials", "timeout_s", "workers", "label", "model", "tolerance", "static_policy"):
+                 "trials", "timeout_s", "workers", "label", "model", "tolerance", "static_policy", "sanitizer"):
         value = getattr(args, name, None)
         if value is not None:
             base[name] = value
@@ -395,8 +401,14 @@ def cmd_run_cuda(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from cuset.evaluate.check import check_solution
 
-    result = check_solution(Path(args.solution), Path(args.task), backend=args.backend, trials=args.trials, timeout=args.timeout,
-                            tolerance_profile=args.tolerance, static_policy=args.static_policy, poison=not args.no_poison)
+    tools = tuple(t.strip() for t in args.sanitizer_tools.split(",") if t.strip())
+    try:
+        result = check_solution(Path(args.solution), Path(args.task), backend=args.backend, trials=args.trials, timeout=args.timeout,
+                                tolerance_profile=args.tolerance, static_policy=args.static_policy, poison=not args.no_poison,
+                                sanitizer=not args.no_sanitizer, sanitizer_tools=tools)
+    except ValueError as exc:
+        print(f"cuset check: error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:
@@ -405,6 +417,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"  time: {timing_line(result['build_s'], result.get('run_s'))}")
         for key in ("compiled", "correct", "max_abs_error", "path", "tolerance"):
             print(f"  {key}: {result.get(key)}")
+        if "sanitizer" in result:
+            runs = ", ".join(f"{r['tool']} {r['ending']} ({r['s']:.1f} s)" for r in result["sanitizer"]["runs"])
+            print(f"  sanitizer: {runs or result['sanitizer']['note']} ({result['sanitizer_s']:.1f} s)")
+            if result["sanitizer"]["note"].startswith("compute-sanitizer not found"):
+                print(f"cuset check: warning: {result['sanitizer']['note']}", file=sys.stderr)
         for f in result.get("static") or []:
             print(f"  static {f['action'][result.get('static_policy', 'strict')]}: line {f['line']}: {f['rule']}: {f['detail']}")
     return 0 if result.get("correct") else 1

@@ -54,6 +54,7 @@ class EvalConfig(ConfigFile):
     trials: int = field(default=5, metadata={"help": "Correctness trials per candidate, each on fresh inputs from its own distribution."})
     tolerance: str = field(default="v0", metadata={"help": "Tolerance profile: 'v0' (atol = rtol = 1e-2, KernelBench v0.1) or 'strict' (fp32 1e-4, fp16/bf16 1e-2)."})
     static_policy: str = field(default="strict", metadata={"help": "Static checks: 'strict' (torch compute in forward fails) or 'lenient' (it is only flagged)."})
+    sanitizer: bool = field(default=True, metadata={"help": "cuda backend: run each correct candidate under compute-sanitizer (racecheck, memcheck, synccheck); a finding is race, memory_error or sync_error."})
     timeout_s: float = field(default=120.0, metadata={"help": "Wall-clock limit of one candidate's check, seconds."})
     workers: int = field(default=0, metadata={"help": "Candidates checked at once (0 = one per core)."})
     label: str = field(default="", metadata={"help": "Name of the run on the Results page (default: model and method)."})
@@ -206,7 +207,7 @@ def run_evaluation(config: EvalConfig, progress: Progress | None = None, eval_jo
         candidates = build_candidates(config, tasks, progress, generation)
         records = evaluate_candidates(candidates, backend=config.backend, trials=config.trials, timeout=config.timeout_s,
                                       workers=config.workers, on_record=lambda r: store.add_results(run_id, [r]),
-                                      tolerance=config.tolerance, static_policy=config.static_policy,
+                                      tolerance=config.tolerance, static_policy=config.static_policy, sanitizer=config.sanitizer,
                                       progress=(lambda d, n: progress("checking", d, n)) if progress else None)
     except BaseException as exc:
         store.finish_run(run_id, "failed", {"error": f"{type(exc).__name__}: {exc}"})

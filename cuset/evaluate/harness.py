@@ -26,7 +26,7 @@ from cuset.evaluate.check import BACKENDS, check_solution
 
 _LINE = re.compile(r"solution\.py:(\d+)")
 # What a record keeps about how far the verdict can be trusted (stored as JSON in `integrity`).
-INTEGRITY_FIELDS = ("static", "static_policy", "poison", "inputs", "mutated_inputs", "flags", "ext_calls")
+INTEGRITY_FIELDS = ("static", "static_policy", "poison", "inputs", "mutated_inputs", "flags", "ext_calls", "sanitizer", "sanitizer_s")
 
 
 @dataclass
@@ -49,7 +49,7 @@ def default_workers() -> int:
 
 
 def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: float = 120.0, emulator_workers: int = 1,
-                 tolerance: str = "v0", static_policy: str = "strict") -> dict[str, Any]:
+                 tolerance: str = "v0", static_policy: str = "strict", sanitizer: bool = True) -> dict[str, Any]:
     base = {"task_id": c.task_id, "sample": c.sample, "level": c.level, "family": c.family, "split": c.split, "code": c.code, "reply": c.reply}
     if not c.code.strip():
         return {**base, "status": "compile_error", "compiled": False, "correct": False, "message": "no code in the reply"}
@@ -58,7 +58,7 @@ def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: f
         sol.write_text(c.code, encoding="utf-8")
         task.write_text(c.task_text, encoding="utf-8")
         result = check_solution(sol, task, backend=backend, trials=trials, timeout=timeout, workers=emulator_workers,
-                                tolerance_profile=tolerance, static_policy=static_policy)
+                                tolerance_profile=tolerance, static_policy=static_policy, sanitizer=sanitizer)
     m = _LINE.search(result.get("message") or "")
     return {
         **base,
@@ -91,6 +91,7 @@ def evaluate_candidates(
     on_record: Callable[[dict[str, Any]], None] | None = None,
     tolerance: str = "v0",
     static_policy: str = "strict",
+    sanitizer: bool = True,
 ) -> list[dict[str, Any]]:
     """Check every candidate; records come back in the candidates' order. `on_record` sees
     each record as soon as it is done (to store results while the run goes on)."""
@@ -101,7 +102,7 @@ def evaluate_candidates(
     out: list[dict[str, Any] | None] = [None] * len(candidates)
     done = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(evaluate_one, c, backend, trials, timeout, per, tolerance, static_policy): i for i, c in enumerate(candidates)}
+        futures = {pool.submit(evaluate_one, c, backend, trials, timeout, per, tolerance, static_policy, sanitizer): i for i, c in enumerate(candidates)}
         for fut in as_completed(futures):
             i = futures[fut]
             try:

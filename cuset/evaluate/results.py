@@ -77,7 +77,8 @@ RESULT_COLUMNS = ("task_id", "sample", "level", "family", "split", "status", "co
 ADDED_RESULT_COLUMNS = (("ref_runtime_ms", "REAL"), ("tolerance", "TEXT NOT NULL DEFAULT ''"), ("integrity", "TEXT NOT NULL DEFAULT ''"))
 # Every status a candidate row can have (cuset.evaluate.check.CATEGORIES); only `correct` counts as correct.
 # `reward_hack`: the output does not depend on the compiled kernels, or a static check failed it.
-STATUSES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack", "correct", "compiled")
+STATUSES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack", "race", "memory_error",
+            "sync_error", "correct", "compiled")
 RUN_COLUMNS = ("label", "model", "method", "train_job", "eval_job", "suite", "backend", "n_samples")
 
 

@@ -242,7 +242,7 @@ def test_verify_suite_runs_pairs_at_once_and_returns_them_in_order(monkeypatch, 
 
     together = threading.Barrier(4, timeout=10)  # breaks (and fails the test) unless 4 pairs run at once
 
-    def fake(task, folder, backend, trials, timeout):
+    def fake(task, folder, backend, trials, timeout, sanitizer=True):
         if len(started) < 4:
             started.append(task.id)
             together.wait()
@@ -259,7 +259,7 @@ def test_verify_suite_runs_pairs_at_once_and_returns_them_in_order(monkeypatch, 
 
 
 def test_verify_suite_keeps_the_other_rows_when_one_pair_breaks(monkeypatch, tmp_path):
-    def fake(task, folder, backend, trials, timeout):
+    def fake(task, folder, backend, trials, timeout, sanitizer=True):
         if backend == "cuda":
             raise RuntimeError("no nvcc")
         return [_row(task.id, backend, "reference", "correct")]
@@ -273,7 +273,7 @@ def test_verify_suite_keeps_the_other_rows_when_one_pair_breaks(monkeypatch, tmp
 def test_cli_json_holds_one_runs_rows_and_a_bad_verdict_fails(monkeypatch, tmp_path, capsys):
     statuses = iter(["correct", "wrong_result"])
 
-    def fake(task, folder, backend, trials, timeout):
+    def fake(task, folder, backend, trials, timeout, sanitizer=True):
         return [_row(task.id, backend, "reference", next(statuses))]
 
     monkeypatch.setattr(verify_module, "verify_task", fake)

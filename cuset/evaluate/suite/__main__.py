@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from cuset.evaluate.suite.bundled import SPLIT_PATH, load_suite, suite_split
-from cuset.evaluate.suite.verify import backend_table, read_rows, table_markdown, verify_suite
+from cuset.evaluate.suite.verify import backend_table, read_rows, sanitizer_lines, table_markdown, verify_suite
 
 
 def _split_text() -> str:
@@ -38,7 +38,8 @@ def _export(tasks: list, out: Path) -> None:
     print(f"wrote {len(tasks)} tasks to {out}")
 
 
-def _verify(tasks: list, backends: list[str], trials: int, timeout: float, workers: int, json_path: Path | None) -> list[dict]:
+def _verify(tasks: list, backends: list[str], trials: int, timeout: float, workers: int, json_path: Path | None,
+            sanitizer: bool = True) -> list[dict]:
     """Every (task, backend) pair, one printed line per solution as each pair finishes; with
     `json_path` (emptied first), each row is written to it as one JSON line at once (a run cut
     short keeps what finished)."""
@@ -50,6 +51,8 @@ def _verify(tasks: list, backends: list[str], trials: int, timeout: float, worke
         for row in rows:
             mark = "ok " if row["ok"] else "BAD"
             note = "" if row["ok"] else f"  {row['message'][:200]}"
+            if row.get("sanitizer_s"):
+                note = f"  (sanitizer {row['sanitizer']}: {row['sanitizer_s']:.1f} s)" + note
             print(f"{mark} {row['backend']:7s} {row['task']:28s} {row['solution']:10s} {row['bug']:22s} want {row['expect']:13s} "
                   f"got {row['status']:13s} {row['wall_s']:6.1f}s{note}", flush=True)
             if out:
@@ -58,7 +61,8 @@ def _verify(tasks: list, backends: list[str], trials: int, timeout: float, worke
 
     try:
         with tempfile.TemporaryDirectory(prefix="cuset-suite-") as tmp:
-            rows = verify_suite(tasks, Path(tmp), backends, trials=trials, timeout=timeout, workers=workers, on_task=report)
+            rows = verify_suite(tasks, Path(tmp), backends, trials=trials, timeout=timeout, workers=workers, on_task=report,
+                                sanitizer=sanitizer)
     finally:
         if out:
             out.close()
@@ -69,6 +73,9 @@ def _verify(tasks: list, backends: list[str], trials: int, timeout: float, worke
 def _table(rows: list[dict], markdown: Path | None) -> None:
     backends, table = backend_table(rows)
     text = table_markdown(backends, table)
+    extra = sanitizer_lines(rows)
+    if extra:
+        text += "\n".join(extra) + "\n"
     if markdown:
         markdown.parent.mkdir(parents=True, exist_ok=True)
         tmp = markdown.with_name(markdown.name + ".part")
@@ -91,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=5, help="correctness trials per solution for --verify")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per check for --verify (the cuda backend's build included)")
     parser.add_argument("--workers", type=int, default=1, help="(task, backend) pairs checked at once for --verify")
+    parser.add_argument("--no-sanitizer", action="store_true",
+                        help="--verify on the cuda backend: skip compute-sanitizer after the trials (cuset.evaluate.sanitizer)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write each --verify row to FILE (emptied first) as a JSON line as it finishes")
     parser.add_argument("--rows", type=Path, metavar="FILE", help="read rows written by --json instead of verifying (for the table)")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="write the backends' verdicts side by side as a Markdown table")
@@ -128,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         _table(rows, args.markdown)
         return 0
     verify_only = [name for name, given in (("--backend", args.backend), ("--json", args.json), ("--markdown", args.markdown),
-                                            ("--workers", args.workers != 1), ("--timeout", args.timeout != 120.0)) if given]
+                                            ("--workers", args.workers != 1), ("--timeout", args.timeout != 120.0),
+                                            ("--no-sanitizer", args.no_sanitizer)) if given]
     if verify_only and not args.verify:
         parser.error(f"{', '.join(verify_only)}: only with --verify (or --markdown with --rows)")
     if args.verify:
@@ -136,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--workers {args.workers}: must be at least 1")
         if args.timeout <= 0:
             parser.error(f"--timeout {args.timeout:g}: must be more than 0 seconds")
-        rows = _verify(tasks, args.backend or ["cpu"], args.trials, args.timeout, args.workers, args.json)
+        rows = _verify(tasks, args.backend or ["cpu"], args.trials, args.timeout, args.workers, args.json, sanitizer=not args.no_sanitizer)
         if args.markdown or len(set(args.backend or [])) > 1:
             _table(rows, args.markdown)
         return 1 if any(not r["ok"] for r in rows) else 0

@@ -38,7 +38,8 @@ SUITES = {"bundled": TASKS_DIR}
 LEVELS = (1, 2, 3)
 SPLITS = ("in_distribution", "held_out")
 # What the harness must answer for a wrong solution (cuset.evaluate.check.CATEGORIES minus "correct").
-FAIL_CATEGORIES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack")
+FAIL_CATEGORIES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack", "race",
+                   "memory_error", "sync_error")
 BUGS = {
     "off_by_one_guard": "a bounds or mask comparison one element off (`<=` for `<`, `n - 1` for `n`)",
     "off_by_one_loop": "a loop bound or start one off, so an element is skipped or one too many is read",

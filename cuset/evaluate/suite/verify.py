@@ -35,10 +35,12 @@ def wanted(backend: str, expect: str) -> str:
     return "compiled" if backend == "compile" and expect != "compile_error" else expect
 
 
-def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5, timeout: float = 120.0) -> list[dict[str, Any]]:
+def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5, timeout: float = 120.0,
+                sanitizer: bool = True) -> list[dict[str, Any]]:
     """One row per solution of `task` (reference first): task, backend, solution, bug, expect,
     status, ok, message, first_bad, wall_s, and where the time went (reference_s, build_s,
-    run_s). Wrong solutions are written into `folder` to be checked. `expect` is the suite's
+    run_s; on the cuda backend sanitizer_s, the compute-sanitizer runs after the trials, and
+    `sanitizer`: the tool that found something, else its note). Wrong solutions are written into `folder` to be checked. `expect` is the suite's
     record; `ok` compares the status with `wanted(backend, expect)`."""
     from cuset.evaluate.check import check_solution
 
@@ -52,16 +54,19 @@ def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5,
     rows = []
     for name, bug, expect, path in runs:
         t0 = time.perf_counter()
-        result = check_solution(path, task_file, backend=backend, trials=trials, timeout=timeout)
+        result = check_solution(path, task_file, backend=backend, trials=trials, timeout=timeout, sanitizer=sanitizer)
+        sanitized = result.get("sanitizer")
         rows.append({"task": task.id, "backend": backend, "solution": name, "bug": bug, "expect": expect, "status": result["status"],
                      "ok": result["status"] == wanted(backend, expect), "message": result.get("message", ""),
                      "first_bad": result.get("first_bad"), "wall_s": round(time.perf_counter() - t0, 2),
-                     **{k: result.get(k) for k in ("reference_s", "build_s", "run_s")}})
+                     **{k: result.get(k) for k in ("reference_s", "build_s", "run_s")},
+                     **({"sanitizer": sanitized["finding"] or sanitized["note"], "sanitizer_s": result.get("sanitizer_s")} if sanitized else {})})
     return rows
 
 
 def verify_suite(tasks: Sequence[Task], folder: Path, backends: Sequence[str] = ("cpu",), trials: int = 5, timeout: float = 120.0,
-                 workers: int = 1, on_task: Callable[[list[dict[str, Any]]], None] | None = None) -> list[dict[str, Any]]:
+                 workers: int = 1, on_task: Callable[[list[dict[str, Any]]], None] | None = None,
+                 sanitizer: bool = True) -> list[dict[str, Any]]:
     """verify_task for every (task, backend) pair, `workers` pairs at a time (each check is a
     sandboxed process that mostly waits on a compiler). `on_task` gets each pair's rows as it
     finishes; the result is all rows in task, backend order. A pair whose verification raises
@@ -78,7 +83,7 @@ def verify_suite(tasks: Sequence[Task], folder: Path, backends: Sequence[str] = 
     done: dict[tuple[str, str], list[dict[str, Any]]] = {}
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
-        futures = {pool.submit(verify_task, t, Path(folder) / b / t.id, b, trials, timeout): (t, b) for t, b in pairs}
+        futures = {pool.submit(verify_task, t, Path(folder) / b / t.id, b, trials, timeout, sanitizer): (t, b) for t, b in pairs}
         for future in as_completed(futures):
             task, backend = futures[future]
             try:
@@ -149,7 +154,35 @@ def table_markdown(backends: Sequence[str], table: Sequence[dict[str, Any]]) -> 
         ran = [e for e in table if e[b] is not None]
         hit = sum(e[b] == wanted(b, e["expect"]) for e in ran)
         lines.append(f"- {b}: {hit}/{len(ran)} solutions judged as the suite records")
+        bugs = [e for e in ran if e["solution"] != "reference"]
+        if bugs and b != "compile":
+            caught = sum(e[b] != "correct" for e in bugs)
+            lines.append(f"- {b}: {caught}/{len(bugs)} planted bugs not passed as correct")
     both = [e for e in table if e["agree"] is not None]
     if len(backends) > 1:
         lines.append(f"- all backends the same: {sum(e['agree'] for e in both)}/{len(both)} solutions that every backend checked")
     return "\n".join(lines) + "\n"
+
+
+def sanitizer_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """Markdown bullet lines on the compute-sanitizer runs of cuda rows (none without them): how
+    many candidates it ran over, what it found, per bug kind of the missing_sync bugs, and its
+    extra seconds per candidate it ran over (mean, median)."""
+    import statistics
+
+    ran = [r for r in rows if r.get("backend") == "cuda" and r.get("sanitizer_s")]
+    if not ran:
+        notes = sorted({str(r.get("sanitizer")) for r in rows if r.get("backend") == "cuda" and r.get("sanitizer")})
+        return [f"- cuda sanitizer: not run ({'; '.join(notes)})"] if notes else []
+    found = [r for r in ran if r["status"] in ("race", "memory_error", "sync_error")]
+    kinds = ", ".join(f"{s} {sum(r['status'] == s for r in found)}" for s in ("race", "memory_error", "sync_error"))
+    seconds = [float(r["sanitizer_s"]) for r in ran]
+    lines = [f"- cuda sanitizer: ran over {len(ran)} candidates the trials passed, {len(found)} findings ({kinds}); "
+             f"extra time per candidate: mean {statistics.mean(seconds):.1f} s, median {statistics.median(seconds):.1f} s"]
+    refs = [r for r in rows if r.get("backend") == "cuda" and r.get("solution") == "reference"]
+    if refs:
+        lines.append(f"- cuda references still correct with the sanitizer: {sum(r['status'] == 'correct' for r in refs)}/{len(refs)}")
+    sync = [r for r in rows if r.get("backend") == "cuda" and r.get("bug") == "missing_sync"]
+    if sync:
+        lines.append(f"- cuda missing_sync bugs caught: {sum(r['status'] != 'correct' for r in sync)}/{len(sync)}")
+    return lines
