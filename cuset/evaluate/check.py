@@ -3,11 +3,13 @@ verdict outside it.
 
     result = check_solution(Path("solution.py"), Path("task.py"), backend="cpu", tolerance="v0")
     result["status"]    # compile_error | runtime_error | timeout | resource_limit |
-                        # unsupported | wrong_result | reward_hack | correct
+                        # unsupported | wrong_result | reward_hack | race | memory_error |
+                        # sync_error (cuda + compute-sanitizer) | correct
     result["compiled"], result["correct"], result["message"], result["max_abs_error"],
     result["path"]      # "shim" or "torch": how the CPU backend built the CUDA extension
                         # ("nvcc" for the compile backend, "cuda" on a GPU)
     result["tolerance"], result["inputs"], result["poison"], result["static"], result["mutated_inputs"]
+    result["sanitizer"], result["sanitizer_s"]   # cuda only: the compute-sanitizer runs and their time
 
 Backends: `cpu` (the emulator, cuset.evaluate.cpu), `compile` (nvcc with torch's headers,
 nothing run: status "compiled" or "compile_error"), `cuda` (a real GPU, KernelBench's way, with
@@ -58,9 +60,12 @@ from cuset.evaluate import static_checks
 from cuset.evaluate.cpu.build import cache_dir
 from cuset.evaluate.inputs import load_values
 from cuset.evaluate.sandbox import MEMORY_MARKERS, PROCESS_MARKERS, SANDBOX_GID, SANDBOX_UID, Limits, Outcome, run, scratch
+from cuset.evaluate.sanitizer import DEFAULT_TOOLS, check_tools
+from cuset.evaluate.sanitizer import stage as sanitizer_stage
 from cuset.evaluate.verdict import apply_verdict, check_profile, judge, speedup_flag, tolerance
 
-CATEGORIES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack", "correct", "compiled")
+CATEGORIES = ("compile_error", "runtime_error", "timeout", "resource_limit", "unsupported", "wrong_result", "reward_hack", "race",
+              "memory_error", "sync_error", "correct", "compiled")
 # What a candidate's own record may tell: how far it got before any output. A verdict it prints is ignored.
 CANDIDATE_FAILURES = ("compile_error", "runtime_error", "unsupported")
 BACKENDS = ("cpu", "compile", "cuda")
@@ -72,14 +77,18 @@ LIMIT_STATUSES = {"memory_limit": "memory", "process_limit": "processes", "file_
 
 def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int = 5, timeout: float = 120.0,
                    memory_mb: int = 8192, workers: int | None = None, tolerance_profile: str = "v0",
-                   static_policy: str = "strict", poison: bool = True, seed: int = 42) -> dict[str, Any]:
+                   static_policy: str = "strict", poison: bool = True, seed: int = 42, sanitizer: bool = True,
+                   sanitizer_tools: tuple[str, ...] = DEFAULT_TOOLS) -> dict[str, Any]:
     """Build, run and judge one solution; see the module docstring for the record.
     tolerance_profile: "v0" or "strict" (cuset.evaluate.verdict); static_policy: "strict" or
-    "lenient" (cuset.evaluate.static_checks); poison: run the poisoned run (on by default)."""
+    "lenient" (cuset.evaluate.static_checks); poison: run the poisoned run (on by default);
+    sanitizer: on the cuda backend, a correct candidate then runs under compute-sanitizer's
+    `sanitizer_tools` (cuset.evaluate.sanitizer; a finding is race, memory_error or sync_error)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     check_profile(tolerance_profile)
     static_checks.check_policy(static_policy)
+    sanitizer_tools = check_tools(sanitizer_tools)
     for label, path in (("solution", solution), ("task", task)):
         if not Path(path).is_file():
             raise ValueError(f"{label} file {path}: not found")
@@ -124,7 +133,7 @@ def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int
     flag = speedup_flag(result.get("runtime_ms"), result.get("ref_runtime_ms"))
     if flag:
         result["flags"] = [*result.get("flags", []), flag]
-    return result
+    return sanitizer_stage(result, backend, sanitizer, Path(solution), Path(task), timeout, env, sanitizer_tools, seed)
 
 
 def _environment(workers: int | None) -> dict[str, str]:
