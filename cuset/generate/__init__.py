@@ -9,11 +9,13 @@
 Stages, one module each: `config` (GenerateConfig), `source` (a model spec -> base model, full
 fine-tune or LoRA adapter of a job), `prompts` (the corpus's prompt wording, one-shot example,
 chat template), `engines` (batched transformers generation with per-sample seeds; vLLM when
-installed), `extract` (the code block in a reply), `run` (the run and its records).
+installed; the engine registry), `ct2` (CTranslate2 on CPU, converted once), `extract` (the code block in a reply), `run` (the run and its records).
 """
 
 from cuset.generate.config import ENGINES, GenerateConfig, field_help
+from cuset.generate.ct2 import CT2Engine, ct2_folder
 from cuset.generate.engines import (
+    ENGINE_LOADERS,
     Completion,
     EngineError,
     Request,
@@ -29,8 +31,10 @@ from cuset.generate.run import GenerateResult, Generation, generate, sample_seed
 from cuset.generate.source import ModelSource, load_model, resolve_source
 
 __all__ = [
+    "CT2Engine",
     "DEFAULT_ONE_SHOT",
     "ENGINES",
+    "ENGINE_LOADERS",
     "Completion",
     "EngineError",
     "Extraction",
@@ -43,6 +47,7 @@ __all__ = [
     "TransformersEngine",
     "VLLMEngine",
     "build_prompt",
+    "ct2_folder",
     "extract_code",
     "field_help",
     "generate",

@@ -12,8 +12,9 @@ from typing import ClassVar
 
 from cuset.config import ConfigFile
 
-ENGINES = ("auto", "transformers", "vllm")
-DTYPES = ("auto", "float32", "bfloat16")
+ENGINES = ("auto", "transformers", "vllm", "ctranslate2")
+DTYPES = ("auto", "float32", "bfloat16", "int8")
+INT8_ENGINES = ("ctranslate2",)  # engines that run int8 weights
 # The phrasings of the corpus prompt that carry no implementation note (see prompts.py).
 N_PROMPT_VARIANTS = 4
 
@@ -41,8 +42,11 @@ class GenerateConfig(ConfigFile):
     prompt_variant: int = field(default=0, metadata={"help": f"Which of the corpus's {N_PROMPT_VARIANTS} note-free prompt phrasings to use (0-{N_PROMPT_VARIANTS - 1})."})
     dtype: str = field(default="auto", metadata={"help": (
         f"Weights dtype, one of {DTYPES}; auto = the model's own (cuset.models: bfloat16 for the Qwen coders, "
-        "float32 otherwise; a fine-tune takes its base model's).")})
-    engine: str = field(default="auto", metadata={"help": f"One of {ENGINES}; auto = vLLM when it is installed and a GPU is present, else transformers."})
+        "float32 otherwise; a fine-tune takes its base model's), except under engine ctranslate2, where auto = int8 "
+        "(its fast CPU path). int8 is for ctranslate2 only.")})
+    engine: str = field(default="auto", metadata={"help": (
+        f"One of {ENGINES}; auto = vLLM when it is installed and a GPU is present, else transformers (the reference). "
+        "ctranslate2: CTranslate2's CPU runtime on a once-converted copy of the model (cuset.generate.ct2).")})
     device: str = field(default="auto", metadata={"help": "transformers engine: 'auto' (cuda when available, else cpu), 'cpu', 'cuda' or 'cuda:N'."})
 
     def __post_init__(self) -> None:
@@ -60,6 +64,9 @@ class GenerateConfig(ConfigFile):
             (0 <= self.prompt_variant < N_PROMPT_VARIANTS, f"prompt_variant={self.prompt_variant}: use 0 to {N_PROMPT_VARIANTS - 1}."),
             (self.dtype in DTYPES, f"dtype={self.dtype!r}: use one of {', '.join(DTYPES)}."),
             (self.engine in ENGINES, f"engine={self.engine!r}: use one of {', '.join(ENGINES)}."),
+            (self.dtype != "int8" or self.engine in INT8_ENGINES, (
+                f"dtype='int8' with engine={self.engine!r}: int8 weights run under engine='ctranslate2' only; "
+                "switch the engine, or use dtype float32 / bfloat16 / auto.")),
             (self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"), f"device={self.device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'."),
         ]
         for ok, message in checks:

@@ -162,6 +162,7 @@ def generate(
         "finished_eos": sum(c.finish_reason == "eos" for c in completions),
         "with_code": sum(bool(g.code) for samples in generations.values() for g in samples),
         "engine": engine.name,
+        "engine_version": getattr(engine, "version", None),
         "decoding": getattr(engine, "decoding", engine.name),
         "dtype": getattr(engine, "dtype", config.dtype),
         "batch_size": config.batch_size,
