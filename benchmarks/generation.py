@@ -30,16 +30,32 @@ the batch's last step. Both decode the widest batch with stop tokens picked from
 replies so that the rows end spread over the window, one of them at the cap; the decoding time
 (a prefill-only run subtracted) of each, and whether their replies are identical, token for token.
 
+CTranslate2 (cuset.generate.ct2), side by side with the transformers loop on the same prompts:
+tokens/s at batch 1, 8 and 49 (--small: 1 and 8, on the tiny model, whose conversion takes ~1 s) in int8 and float32 (float32 at 1 and 8), each
+against the bandwidth limit of its own weight bytes (int8: one byte per matrix weight), the
+conversion time (recorded in the converted folder when it was made; "this run" when it was made
+now), its peak RSS (CTranslate2 runs in a child process, so its peak is its own; the transformers
+figure is this process's peak before it), and greedy agreement with the transformers engine on
+the first 10 bundled tasks (--small: 3; the tiny model's near-uniform logits make int8 part at once): per pair, the replies identical token for token and the
+first position where each pair parts (int8 against the model's own dtype and against float32,
+float32 against float32).
+
 Other engines: llama-cpp-python has no binary wheel on the package index this machine reaches
 (a source build needs cmake and a compile of llama.cpp), vLLM's CPU build is not on PyPI, and
-OpenVINO GenAI (a wheel exists) needs the model exported to OpenVINO IR through optimum-intel;
-none is measured here, and each gets a line saying so rather than being left out silently.
+OpenVINO GenAI's exporter (optimum-intel 2.2.0) requires transformers < 5.6 (the project pins
+5.23; the optimum-intel pip resolves under that pin fails at import): neither is measured, and each
+gets a line saying so rather than being left out silently.
+
+    python -m benchmarks.generation --ct2-only   # only the CTranslate2 comparison (and its transformers baselines)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -171,14 +187,121 @@ def agreement(reference: list[list[int]], other: list[list[int]]) -> float:
     return same / total if total else 1.0
 
 
+def first_divergence(a: list[int], b: list[int]) -> int | None:
+    """The first position where two replies differ (None when identical)."""
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return None if k == len(a) == len(b) else k
+
+
+def ct2_child(model: str, length: int, n_short: int, n_long: int, batches: list[int], n_agree: int) -> dict[str, Any]:
+    """CTranslate2's rows, run in this (child) process: steps/s per (compute type, batch),
+    greedy replies on the agreement prompts, conversion seconds and this process's peak RSS."""
+    import os
+
+    from cuset.generate.ct2 import CT2Engine, ct2_cache_dir, folder_key
+    from cuset.generate.source import resolve_source
+
+    source = resolve_source(model)
+    out: dict[str, Any] = {"rates": {}, "replies": {}, "convert_s": {}, "converted_now": {}, "bytes": {}}
+    for compute, sizes in (("int8", batches), ("float32", [b for b in batches if b <= 8])):
+        made = not (ct2_cache_dir() / folder_key(source, compute) / "config.json").is_file()
+        engine = CT2Engine.load(source, compute, "cpu", progress=False)
+        record = json.loads((ct2_cache_dir() / folder_key(source, compute) / "cuset-ct2.json").read_text())
+        out["convert_s"][compute], out["converted_now"][compute] = record["seconds"], made
+        out["bytes"][compute] = os.path.getsize(os.path.join(engine.folder, "model.bin"))
+        for batch in sizes:
+            out["rates"][f"{compute} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)[0]
+        _, out["replies"][compute] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)
+        del engine
+    out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+    return out
+
+
+def compare_ct2(model: str, small: bool, bandwidth: float, own: str) -> dict[str, Any]:
+    """CTranslate2 against the transformers loop (see the module docstring); prints its table."""
+    from cuset.generate.engines import TransformersEngine
+
+    n_short, n_long, length = (4, 68, 128) if small else (8, 40, 768)  # tiny decodes ~150 steps/s: 64 steps outlast timer noise
+    batches, n_agree = ([1, 8], 3) if small else ([1, 8, 49], 10)
+    base: dict[str, float] = {}
+    replies: dict[str, list[list[int]]] = {}
+    matrix_params = 0
+    for dtype in dict.fromkeys(["float32", own]):
+        engine = TransformersEngine.load(model, dtype, "cpu")
+        matrix_params = step_bytes(engine.model)[1]
+        for batch in (1, 8) if dtype == "float32" else (8,):
+            base[f"{dtype} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)[0]
+        _, replies[dtype] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)
+        del engine
+    transformers_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+    args = json.dumps([model, length, n_short, n_long, batches, n_agree])
+    code = f"import json, sys; from benchmarks.generation import ct2_child; print(json.dumps(ct2_child(*json.loads({args!r}))))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"ctranslate2 not measured: its child process failed: {done.stderr.strip().splitlines()[-1:]}")
+        return {}
+    child = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"{'ctranslate2 vs transformers':<28}{'steps/s':>9}{'tokens/s':>10}{'x tf same':>11}{'GB/step':>9}{'of bandwidth':>14}")
+    bytes_per = {"int8": 1, "float32": 4}
+    rows: dict[str, dict[str, float]] = {}
+    for name, rate in [*(("transformers " + k, v) for k, v in base.items()), *(("ctranslate2 " + k, v) for k, v in child["rates"].items())]:
+        kind, dtype, batch = name.split()[0], name.split()[1], int(name.split("x")[-1])
+        width = bytes_per.get(dtype, 2) if kind == "ctranslate2" else {"float32": 4, "bfloat16": 2}[dtype]
+        if kind == "transformers" and dtype == "bfloat16":
+            from cuset import bf16
+
+            width = 4 if bf16.enabled("bfloat16", "cpu") else 2  # its GEMMs read the weights' float32 copies
+        gb = matrix_params * width / 1e9
+        same = base.get(f"{dtype} x{batch}") or base.get(f"{own} x{batch}")
+        rows[name] = {"steps_s": rate, "tok_s": rate * batch, "bw": gb * 1e9 * rate / bandwidth, "gb": gb}
+        vs = f"{rate / same:>11.2f}" if kind == "ctranslate2" and same else f"{'':>11}"
+        print(f"{name:<28}{rate:>9.2f}{rate * batch:>10.1f}{vs}{gb:>9.2f}{rows[name]['bw']:>14.2f}")
+    for compute, seconds in child["convert_s"].items():
+        when = "this run" if child["converted_now"][compute] else "when the cached folder was made"
+        print(f"ctranslate2 {compute} conversion: {seconds:.1f} s ({when}); model.bin {child['bytes'][compute] / 1e9:.2f} GB")
+    print(f"peak RSS: transformers process {transformers_rss:.2f} GB, ctranslate2 child {child['peak_rss_gb']:.2f} GB")
+    agreement_rows = {}
+    for ours, theirs in dict.fromkeys((("float32", "float32"), ("int8", own), ("int8", "float32"))):
+        parts = [first_divergence(a, b) for a, b in zip(replies[theirs], child["replies"][ours])]
+        same = sum(p is None for p in parts)
+        agreement_rows[f"ct2 {ours} vs transformers {theirs}"] = {"identical": same, "of": len(parts), "first_divergence": parts}
+        print(f"greedy ct2 {ours} vs transformers {theirs} ({n_agree} tasks x {n_long} tokens): {same}/{len(parts)} identical; "
+              f"first divergence at {['=' if p is None else p for p in parts]}")
+    best8 = rows.get("ctranslate2 int8 x8", {}).get("tok_s", 0.0)
+    return {
+        "ct2_int8_tok_s_batch8": round(best8, 2),
+        "ct2_int8_vs_transformers_batch8": round(best8 / (base[f"{own} x8"] * 8), 2),
+        "ct2_int8_vs_transformers_float32_batch8": round(best8 / (base["float32 x8"] * 8), 2),
+        "ct2_int8_bandwidth_fraction_batch1": round(rows["ctranslate2 int8 x1"]["bw"], 3),
+        "ct2_float32_bandwidth_fraction_batch1": round(rows["ctranslate2 float32 x1"]["bw"], 3),
+        "ct2_int8_tok_s_batch49": round(rows["ctranslate2 int8 x49"]["tok_s"], 2) if "ctranslate2 int8 x49" in rows else None,
+        "ct2_convert_s": child["convert_s"],
+        "ct2_peak_rss_gb": round(child["peak_rss_gb"], 2),
+        "transformers_peak_rss_gb": round(transformers_rss, 2),
+        "ct2_greedy_agreement": {k: f"{v['identical']}/{v['of']}" for k, v in agreement_rows.items()},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--small", action="store_true", help="quick size for CI")
     ap.add_argument("--model", default="", help="default: coder-0.5b (--small: smollm2-135m)")
     ap.add_argument("--bf16-anyway", action="store_true", help="measure bfloat16 even where it is slow here (CUSET_BF16_MATMULS=native on a CPU without bf16 instructions)")
+    ap.add_argument("--ct2-only", action="store_true", help="only the CTranslate2 comparison and its transformers baselines")
     args = ap.parse_args(argv)
     args.model = args.model or ("smollm2-135m" if args.small else "coder-0.5b")
     import torch
+
+    if args.ct2_only:
+        from cuset import models
+
+        own = models.default_score_dtype(args.model) if not models.slow_bf16_note("bfloat16", "cpu") else "float32"
+        bandwidth = copy_bandwidth(128 if args.small else 512)
+        print(f"{args.model}: copy bandwidth {bandwidth / 1e9:.1f} GB/s")
+        print(json.dumps(compare_ct2("tiny" if args.small else args.model, args.small, bandwidth, own)))
+        return 0
 
     from cuset import models
     from cuset.generate.engines import TransformersEngine
@@ -238,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['gb']:>9.2f}{r['bw']:>14.2f}{r['flop']:>16.2f}{mark}")
     for name, why in (("llama-cpp-python", "no binary wheel on the package index (a source build of llama.cpp)"),
                       ("vllm (CPU)", "its CPU build is not on PyPI"),
-                      ("openvino-genai", "needs the model exported to OpenVINO IR (optimum-intel)")):
+                      ("openvino-genai", "its exporter (optimum-intel 2.2.0) requires transformers < 5.6; the project pins 5.23")):
         print(f"{name:<28} not measured: {why}")
     speedup = stagger["generate_s"] / stagger["loop_s"]
     print(f"ragged batch {own} x{widest} ({stagger['ended']:.0%} of rows end before step {n_long}; generate's useful row-steps "
@@ -259,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         "generation_ragged_useful_share": round(stagger["useful"], 3),
         "generation_loop_identical_share": round(stagger["identical"], 3),
     }
+    figures |= compare_ct2("tiny" if args.small else args.model, args.small, bandwidth, own)
     print(json.dumps(figures))
     return 0
 
