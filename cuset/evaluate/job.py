@@ -3,7 +3,8 @@
     python -m cuset.evaluate.job JOB_DIR
 
 Started by cuset.jobs (`cuset eval ... --detach`, the Results page, or a fine-tune with
-`evaluate: true`). Progress is reported per generated reply and per checked candidate; the
+`evaluate: true`: importing this module registers `queue_evaluations`, which the fine-tune's
+job process runs when it completes, through cuset.jobs.kinds). Progress is reported per generated reply and per checked candidate; the
 job's result names the evaluation run (`eval_run`) whose rows are in the store. Exit status:
 0 done, 1 failed, 3 the job was not queued.
 """
@@ -14,6 +15,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from cuset.jobs import kinds
 
 
 def run_job(folder: Path) -> int:
@@ -32,6 +35,19 @@ def run_job(folder: Path) -> int:
         return {"eval_run": run_id, **{k: v for k, v in summary.items() if not isinstance(v, list)}}
 
     return run_as_job(folder, work)
+
+
+def queue_evaluations(train_job: int, folder: Path, config: Any) -> list[str]:
+    """A completed fine-tune's evaluations, queued when its TrainConfig asks for them
+    (`evaluate`, `eval_every`); one log line per job."""
+    if not config.evaluate:
+        return []
+    from cuset.evaluate.evaluation import submit_after_training
+
+    return [f"evaluation job {job.id} queued for {job.model}" for job in submit_after_training(train_job, config, folder)]
+
+
+kinds.on_completed("train", queue_evaluations)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -297,15 +297,15 @@ def kept_model(state: State, unit_key: str) -> Path:
 
 def _keep(unit: Unit, us: UnitState, store: Any, state: State) -> str:
     """A done fine-tune whose job is in this workspace and whose adapter is not kept yet: keep it
-    (cuset.jobs.runner.keep_finished); an event line, or '' when nothing was done."""
-    from cuset.jobs import runner as runner_jobs
+    (cuset.train.keep.keep_finished); an event line, or '' when nothing was done."""
+    from cuset.train import keep
 
     dest = kept_model(state, unit.key)
     told = (str(dest), us.job)
     if told in _KEEP_TOLD or us.job is None or _own_job(store, us) is None:
         return ""
     _KEEP_TOLD.add(told)  # once per process: the adapter is hashed, and a full fine-tune's "not kept" said once
-    line = runner_jobs.keep_finished(us.job, dest, store=store)
+    line = keep.keep_finished(us.job, dest, store=store)
     return f"{unit.key}: {line}" if line else ""
 
 
@@ -313,10 +313,10 @@ def _restore(config: ExperimentConfig, units: list[Unit], state: State, unit_key
     """The train unit's kept adapter restored as a job of this workspace: (job, '') or (None,
     why not): none kept, the copy unusable, or kept from another config than the unit's."""
     from cuset.jobs import JobError
-    from cuset.jobs import runner as runner_jobs
+    from cuset.train import keep
 
     kept = kept_model(state, unit_key)
-    if not (kept / runner_jobs.KEPT_MARKER).is_file():
+    if not (kept / keep.KEPT_MARKER).is_file():
         if (kept / "result.json").is_file():
             return None, f"and {kept} keeps its records only (a full fine-tune's weights are not kept)"
         return None, f"nor kept in {kept}"
@@ -325,7 +325,7 @@ def _restore(config: ExperimentConfig, units: list[Unit], state: State, unit_key
         differ = config_differences(kept / "config.yaml", unit_config(config, unit, state))
         if differ:
             return None, f"and the adapter kept in {kept} is of another config ({'; '.join(differ)})"
-        return runner_jobs.restore_finished(kept, store), ""
+        return keep.restore_finished(kept, store), ""
     except (JobError, OSError, ValueError) as exc:
         return None, f"and the adapter kept in {kept} cannot be used ({exc})"
 

@@ -17,8 +17,10 @@
 Each job has a folder workspace/jobs/<id>/ with config.yaml (the resolved TrainConfig),
 job.json, log.txt, metrics.jsonl (one JSON line per optimizer step), checkpoints/ and, once
 done, final/ and result.json. `store` holds the table and the Job record, `runner` the
-processes and the queue, `ray_jobs` submission to a Ray cluster (which must see this workspace
-at the same path), `reporter` the job process's side (progress and heartbeats).
+processes and the queue, `kinds` what differs between kinds of job (filled in by each kind's
+own module, so nothing here imports a stage), `ray_jobs` submission to a Ray cluster (which
+must see this workspace at the same path), `reporter` the job process's side (progress and
+heartbeats).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Starting, watching, cancelling and resuming job processes on this machine or on a Ray cluster.
 
-A job is `python -m cuset.train.run JOB_DIR` (or `torchrun --nproc_per_node N -m ...` when
-its config asks for several processes), started in its own session so that the job and all
+A job is `python -m MODULE JOB_DIR`, MODULE its kind's entry point (`cuset.train.run` for a
+fine-tune; or `torchrun --nproc_per_node N -m ...` when its config asks for several processes), started in its own session so that the job and all
 its workers form one process group: cancelling signals the group (SIGTERM, then SIGKILL after
 a grace period) and waits until no process of it is left. Its stdout and stderr go to
 JOB_DIR/log.txt.
@@ -17,32 +17,27 @@ A job submitted with a Ray address runs the same entry point on that cluster ins
 cluster), `cancel()` calls Ray's stop_job, `reconcile()` asks Ray whether it still runs (and
 leaves it alone while the cluster cannot be reached), and `read_log()` fetches Ray's log.
 
-A finished LoRA fine-tune can be kept outside the workspace (`keep_finished`: its adapter and
-records, tens of MB) and made a completed job of another workspace (`restore_finished`), so
-that an experiment whose workspace was replaced evaluates the same weights instead of
-training them again.
+What differs between kinds of job (their entry point, what a resumed one does) comes from
+`cuset.jobs.kinds`, which each kind's own module fills in: nothing here imports a stage.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from cuset.jobs import ray_jobs
+from cuset.jobs import kinds, ray_jobs
 from cuset.jobs.store import (
     ACTIVE,
     CANCELLED,
     CANCELLING,
-    COMPLETED,
     FAILED,
     LOST,
     QUEUED,
@@ -52,12 +47,10 @@ from cuset.jobs.store import (
     JobError,
     JobStore,
     job_folder,
-    jobs_dir,
 )
 from cuset.workspace import workspace_dir
 
 START_GRACE_S = 120.0
-ENTRY_POINTS = {"train": "cuset.train.run", "eval": "cuset.evaluate.job", "figures": "cuset.figures.job"}
 _children: dict[int, subprocess.Popen] = {}
 
 
@@ -78,7 +71,7 @@ def max_running() -> int:
 
 def job_command(kind: str, folder: Path, nproc: int) -> list[str]:
     """The command line of a job process."""
-    module = ENTRY_POINTS[kind]
+    module = kinds.entry_point(kind)
     if nproc > 1:
         return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", "-m", module, str(folder)]
     return [sys.executable, "-m", module, str(folder)]
@@ -371,22 +364,14 @@ def cancel(job_id: int, grace: float = 10.0, store: JobStore | None = None) -> J
 
 
 def resume(job_id: int, store: JobStore | None = None) -> Job:
-    """Queue a lost, failed or cancelled job again; a fine-tune resumes from the last
-    complete checkpoint in its folder (or starts over when there is none), other kinds rerun."""
-    from cuset.train.config import TrainConfig
-    from cuset.train.recipe import last_checkpoint
-
+    """Queue a lost, failed or cancelled job again; what it then does is its kind's (a
+    fine-tune resumes from the last complete checkpoint in its folder, or starts over when there
+    is none; evaluations and figures have no checkpoints and run again from the start)."""
     store = store or JobStore()
     job = store.get(job_id)
     if job.status not in RESUMABLE:
         raise JobError(f"Job {job.id} is {job.status}: only {', '.join(RESUMABLE)} jobs can be resumed.")
-    if job.kind == "train":
-        config = TrainConfig.load(job.folder / "config.yaml")
-        run_dir = Path(config.output_dir) if config.output_dir else job.folder
-        checkpoint = last_checkpoint(run_dir / "checkpoints")
-        phase = f"queued to resume from {checkpoint.name}" if checkpoint else "queued to start over (no checkpoint)"
-    else:  # evaluations and figures have no checkpoints: they run again from the start
-        phase = "queued to run again"
+    phase = kinds.get(job.kind).resume_phase(job.folder)
     if not store.transition(job.id, RESUMABLE, QUEUED, phase=phase, error="", pid=None, finished=None, eta_s=None, attempts=job.attempts + 1):
         raise JobError(f"Job {job.id} changed status while resuming; try again.")
     schedule(store)
@@ -414,10 +399,25 @@ def read_log(job_id: int, tail_lines: int = 200, store: JobStore | None = None) 
     return "\n".join(lines[-tail_lines:] if tail_lines > 0 else lines)
 
 
+def read_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a metrics.jsonl, one per step; a step written twice (the run resumed from an
+    earlier checkpoint) keeps its last row. A torn last line (a killed job) is skipped."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    rows: dict[int, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("step"), int):
+            rows[row["step"]] = row
+    return [rows[k] for k in sorted(rows)]
+
+
 def read_job_metrics(job_id: int) -> list[dict[str, Any]]:
     """The job's per-step metrics (one dict per optimizer step, for loss curves)."""
-    from cuset.train.metrics import read_metrics
-
     return read_metrics(job_folder(int(job_id)) / "metrics.jsonl")
 
 
@@ -433,165 +433,3 @@ def wait(job_id: int, timeout: float = 600.0, poll: float = 0.5, store: JobStore
             raise TimeoutError(f"Job {job_id} is still {job.status} after {timeout:.0f} s.")
         reconcile(store)
         time.sleep(poll)
-
-
-ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
-KEPT_RECORDS = ("config.yaml", "data.json", "metrics.jsonl", "log.txt")
-KEPT_MARKER = "kept.json"  # written last: a folder without it is an unfinished copy
-
-
-def _digest(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _file_record(path: Path) -> dict[str, Any] | None:
-    """{"bytes", "sha256"} of a file, None when it is missing."""
-    return {"bytes": path.stat().st_size, "sha256": _digest(path)} if path.is_file() else None
-
-
-def _adapter_digests(final: Path) -> dict[str, Any] | None:
-    """Each adapter file's _file_record by name, None where one is missing."""
-    records = {name: _file_record(final / name) for name in ADAPTER_FILES}
-    return None if None in records.values() else records
-
-
-def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None) -> str:
-    """Copy completed fine-tune `job_id`'s LoRA adapter (final/: adapter config and weights,
-    the tokenizer is its base's) and its records into `dest`, whole or not at all; kept.json
-    records each adapter file's size and sha256; of a full fine-tune only the records are kept
-    (`_keep_records`). Returns a line saying what was kept, or why not (no final model, an
-    adapter over `limit_mb`, a disk error);
-    '' when `dest` already holds this adapter (a copy of another is replaced). The job's files
-    are read from this workspace's jobs folder, so `store` must be this workspace's."""
-    dest = Path(dest)
-    job = (store or JobStore()).get(job_id)
-    if job.kind != "train" or job.status != COMPLETED:
-        return f"job {job_id} is not a completed fine-tune ({job.kind}, {job.status}); nothing kept"
-    final = Path(str(job.result.get("final_model") or job_folder(job_id) / "final"))
-    files = [final / name for name in ADAPTER_FILES]
-    if not final.is_dir():
-        return f"job {job_id} has no final model at {final}; nothing kept"
-    if not all(f.is_file() for f in files):
-        return _keep_records(job, dest)
-    size_mb = sum(f.stat().st_size for f in files) / 2**20
-    if size_mb > limit_mb:
-        return f"job {job_id}'s adapter is {size_mb:.0f} MB, over the {limit_mb:.0f} MB kept; not kept"
-    digests = _adapter_digests(final)
-    replaced = ""
-    if (dest / KEPT_MARKER).is_file():
-        try:
-            if json.loads((dest / KEPT_MARKER).read_text()).get("files") == digests == _adapter_digests(dest / "final"):
-                return ""
-        except (OSError, ValueError):
-            pass
-        replaced = " (replacing the copy of another adapter there)"
-    meta = {"job": job.id, "method": job.method, "preset": job.preset, "model": job.model, "started": job.started,
-            "finished": job.finished, "steps": job.step, "adapter_mb": round(size_mb, 1), "files": digests}
-    try:
-        contents = {**_record_contents(job), KEPT_MARKER: json.dumps(meta, indent=2).encode()}
-        _replace_folder(dest, contents, {f"final/{f.name}": f for f in files})
-    except OSError as exc:
-        return f"job {job_id}'s adapter not kept in {dest}: {exc}"
-    return f"job {job_id}'s adapter ({size_mb:.0f} MB) and records kept in {dest}{replaced}"
-
-
-def _record_contents(job: Job) -> dict[str, bytes]:
-    """The job's records by file name (KEPT_RECORDS that exist, and result.json)."""
-    folder = job_folder(job.id)
-    contents = {name: (folder / name).read_bytes() for name in KEPT_RECORDS if (folder / name).is_file()}
-    contents["result.json"] = json.dumps(job.result, indent=2).encode()
-    return contents
-
-
-def _keep_records(job: Job, dest: Path) -> str:
-    """A full fine-tune's records without its weights (hundreds of MB): its config, data counts,
-    per-step metrics, log and result, so a results folder still shows how it trained (its loss
-    and NLL curves) after the workspace is gone. No kept.json, so nothing restores it as a model;
-    a kept adapter already in `dest` is left alone. '' when `dest` holds these records already."""
-    if (dest / KEPT_MARKER).is_file():
-        return f"job {job.id} is a full fine-tune and {dest} holds a kept adapter; left as it is"
-    try:
-        contents = _record_contents(job)
-        if all((dest / name).is_file() and (dest / name).read_bytes() == data for name, data in contents.items()):
-            return ""
-        _replace_folder(dest, contents)
-    except OSError as exc:
-        return f"job {job.id}'s records not kept in {dest}: {exc}"
-    return f"job {job.id} is a full fine-tune: its records kept in {dest}, not its weights (too large to commit)"
-
-
-def _replace_folder(dest: Path, contents: dict[str, bytes], copies: dict[str, Path] | None = None) -> None:
-    """Make `dest` hold exactly `contents` (relative name -> bytes) and `copies` (relative name
-    -> file to copy), whole or not at all: built in a temporary folder beside it, then renamed."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
-        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would make the kept folder private to this user
-        for name, source in (copies or {}).items():
-            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, tmp / name)
-        for name, data in contents.items():  # KEPT_MARKER last in `contents`: written after everything else
-            (tmp / name).write_bytes(data)
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def restore_finished(kept: Path, store: JobStore | None = None) -> Job | None:
-    """A fine-tune kept by `keep_finished` as a completed job of this workspace (its folder holds
-    the same final/ adapter, checked against kept.json's sizes and sha256; `output_dir` is reset
-    to the job's folder); None when `kept` holds no finished copy. Raises JobError, adding no
-    job, when the copy is unreadable or its adapter is not the one recorded."""
-    from cuset.train.config import TrainConfig
-
-    kept = Path(kept)
-    if not (kept / KEPT_MARKER).is_file():
-        return None
-    store = store or JobStore()
-    try:
-        meta = json.loads((kept / KEPT_MARKER).read_text())
-        result = json.loads((kept / "result.json").read_text())
-        config = TrainConfig.load(kept / "config.yaml")
-        method, preset, model, recorded = meta["method"], meta["preset"], meta["model"], meta["files"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise JobError(f"{kept}: not a readable kept fine-tune ({type(exc).__name__}: {exc})") from None
-    for name in ADAPTER_FILES:
-        path = kept / "final" / name
-        have = _file_record(path)
-        if have is None or have != recorded.get(name):
-            raise JobError(f"{path}: {'missing' if have is None else 'not the adapter kept.json records (size or sha256 differ)'}; "
-                           "the copy is incomplete (a partial checkout, or a Git LFS pointer?)")
-    jobs_dir().mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".restoring-", dir=jobs_dir()))
-    job_id = None
-    try:
-        shutil.copytree(kept, tmp, dirs_exist_ok=True)
-        (tmp / KEPT_MARKER).unlink()
-        config.output_dir = ""
-        config.save(tmp / "config.yaml")
-        job_id = store.record_finished("train", method, preset, model, {}, meta.get("started"), meta.get("finished"),
-                                       int(meta.get("steps") or 0), phase=f"restored from {kept}"[:200])
-        folder = job_folder(job_id)
-        result["final_model"] = str(folder / "final")
-        (tmp / "result.json").write_text(json.dumps(result, indent=2))
-        (tmp / "job.json").write_text(json.dumps({"id": job_id, "db": str(store.path.resolve()), "nproc": config.nproc}))
-        with open(tmp / "log.txt", "a", encoding="utf-8") as log:
-            log.write(f"\nrestored as job {job_id} from {kept} (job {meta.get('job')} of another workspace)\n")
-        if folder.exists():  # a folder no row of this store owns (its database was removed by hand): set aside, not lost
-            os.replace(folder, folder.with_name(f".orphan-{job_id}-{int(time.time())}"))
-        os.replace(tmp, folder)
-        store.update(job_id, result=result)
-    except BaseException:
-        if job_id is not None:
-            store.delete(job_id)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return store.get(job_id)

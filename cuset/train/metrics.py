@@ -23,6 +23,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from cuset.jobs.runner import read_metrics as read_metrics  # metrics.jsonl is a job folder's: read where log.txt is
 from cuset.train.loss import TOTALS
 
 
@@ -91,23 +92,6 @@ def tensorboard_figures(row: dict[str, Any]) -> dict[str, float]:
     """The step's figures for the Trainer's loggers, under `cuset/`."""
     keys = ("nll", "masked_fraction", "weight_mean", "ess", "nll_sensitive", "nll_other", "tokens_per_s")
     return {f"cuset/{k}": float(row[k]) for k in keys if isinstance(row.get(k), int | float) and math.isfinite(row[k])}
-
-
-def read_metrics(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of a metrics.jsonl, one per step; a step written twice (the run resumed from an
-    earlier checkpoint) keeps its last row. A torn last line (a killed job) is skipped."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    rows: dict[int, dict[str, Any]] = {}
-    for line in path.read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and isinstance(row.get("step"), int):
-            rows[row["step"]] = row
-    return [rows[k] for k in sorted(rows)]
 
 
 def data_summary(folder: str | Path) -> str:

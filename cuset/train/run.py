@@ -6,10 +6,12 @@
 
 JOB_DIR needs a config.yaml (a TrainConfig; `cuset train --detach` writes one, or save one
 with `TrainConfig.save`). When JOB_DIR/job.json exists (a job submitted through cuset.jobs),
-rank 0 reports status, progress and heartbeats to the workspace store, writes the final status
-and then starts the next queued job (not on a Ray cluster: see cuset.jobs.ray_jobs). A run
-resumes from the last complete checkpoint in the folder. Exit status: 0 done, 1 failed, 3 the
-job was not queued (e.g. cancelled before it started).
+rank 0 reports status, progress and heartbeats to the workspace store, writes the final status,
+runs the follow-ups other stages registered for a completed fine-tune (cuset.jobs.kinds: the
+evaluations TrainConfig.evaluate asks for) and then starts the next queued job (not on a Ray
+cluster: see cuset.jobs.ray_jobs). A run resumes from the last complete checkpoint in the folder;
+importing this module registers that as the `train` job kind's resume. Exit status: 0 done,
+1 failed, 3 the job was not queued (e.g. cancelled before it started).
 """
 
 from __future__ import annotations
@@ -19,6 +21,22 @@ import os
 import sys
 import traceback
 from pathlib import Path
+
+from cuset.jobs import kinds
+
+
+def resume_phase(folder: Path) -> str:
+    """What a resumed fine-tune does: go on from its last complete checkpoint, or start over."""
+    from cuset.train.config import TrainConfig
+    from cuset.train.recipe import last_checkpoint
+
+    config = TrainConfig.load(folder / "config.yaml")
+    run_dir = Path(config.output_dir) if config.output_dir else folder
+    checkpoint = last_checkpoint(run_dir / "checkpoints")
+    return f"queued to resume from {checkpoint.name}" if checkpoint else "queued to start over (no checkpoint)"
+
+
+kinds.register(kinds.JobKind("train", resume_phase=resume_phase))
 
 
 def _rank() -> int:
@@ -72,11 +90,8 @@ def run_job(folder: Path) -> int:
         return 1
     if reporter is not None:
         reporter.finish("completed", result)
-        if config.evaluate:
-            from cuset.evaluate.evaluation import submit_after_training
-
-            for job in submit_after_training(reporter.job_id, config, folder):
-                log(f"evaluation job {job.id} queued for {job.model}")
+        for line in kinds.completed("train", reporter.job_id, folder, config):
+            log(line)
         log(f"done: loss {result.get('final_loss')}, {result.get('steps')} steps in {result.get('total_s')} s")
         if not reporter.store.get(reporter.job_id).on_ray:  # a Ray job frees no local slot, and its node may be another machine
             schedule(reporter.store)

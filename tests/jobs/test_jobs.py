@@ -174,8 +174,8 @@ def test_a_kept_lora_fine_tune_is_restored_into_another_workspace(workspace, tmp
     it a completed job of a fresh workspace whose final/ is the same adapter, byte for byte,
     and which generation resolves as a LoRA on its base."""
     from cuset.generate import resolve_source
-    from cuset.jobs.runner import KEPT_MARKER, keep_finished, restore_finished
     from cuset.jobs.store import jobs_dir
+    from cuset.train.keep import KEPT_MARKER, keep_finished, restore_finished
 
     job = _finished_lora_job(jobs.JobStore())
     original = job.folder  # a job's folder is read off the workspace of the moment
@@ -218,7 +218,7 @@ def test_a_kept_lora_fine_tune_is_restored_into_another_workspace(workspace, tmp
 def test_a_full_fine_tune_keeps_its_records_but_not_its_weights(workspace, tmp_path):
     """Its weights are hundreds of MB; its metrics and log are what a results folder needs to
     show how it trained. Nothing makes the records a restorable model (no kept.json)."""
-    from cuset.jobs.runner import KEPT_MARKER, keep_finished, restore_finished
+    from cuset.train.keep import KEPT_MARKER, keep_finished, restore_finished
 
     store = jobs.JobStore()
     job_id = store.create("train", "sft", "tiny", "tiny")

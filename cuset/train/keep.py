@@ -1,0 +1,182 @@
+"""A finished fine-tune kept outside the workspace, and restored into another: so that an
+experiment whose workspace was replaced evaluates the same weights instead of training them again.
+
+    line = keep_finished(job_id, Path("analysis/results/NAME/models/MODEL-METHOD-sSEED"))
+    job = restore_finished(Path("analysis/results/NAME/models/MODEL-METHOD-sSEED"))   # None: nothing kept
+
+Of a LoRA fine-tune the adapter (tens of MB) and the job's records are kept, with each adapter
+file's size and sha256 in kept.json; of a full fine-tune only the records (its weights are
+hundreds of MB), which no restore makes a model. Both copies are whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from cuset.jobs.store import COMPLETED, Job, JobError, JobStore, job_folder, jobs_dir
+from cuset.train.config import TrainConfig
+
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+KEPT_RECORDS = ("config.yaml", "data.json", "metrics.jsonl", "log.txt")
+KEPT_MARKER = "kept.json"  # written last: a folder without it is an unfinished copy
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_record(path: Path) -> dict[str, Any] | None:
+    """{"bytes", "sha256"} of a file, None when it is missing."""
+    return {"bytes": path.stat().st_size, "sha256": _digest(path)} if path.is_file() else None
+
+
+def _adapter_digests(final: Path) -> dict[str, Any] | None:
+    """Each adapter file's _file_record by name, None where one is missing."""
+    records = {name: _file_record(final / name) for name in ADAPTER_FILES}
+    return None if None in records.values() else records
+
+
+def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None) -> str:
+    """Copy completed fine-tune `job_id`'s LoRA adapter (final/: adapter config and weights,
+    the tokenizer is its base's) and its records into `dest`, whole or not at all; kept.json
+    records each adapter file's size and sha256; of a full fine-tune only the records are kept
+    (`_keep_records`). Returns a line saying what was kept, or why not (no final model, an
+    adapter over `limit_mb`, a disk error);
+    '' when `dest` already holds this adapter (a copy of another is replaced). The job's files
+    are read from this workspace's jobs folder, so `store` must be this workspace's."""
+    dest = Path(dest)
+    job = (store or JobStore()).get(job_id)
+    if job.kind != "train" or job.status != COMPLETED:
+        return f"job {job_id} is not a completed fine-tune ({job.kind}, {job.status}); nothing kept"
+    final = Path(str(job.result.get("final_model") or job_folder(job_id) / "final"))
+    files = [final / name for name in ADAPTER_FILES]
+    if not final.is_dir():
+        return f"job {job_id} has no final model at {final}; nothing kept"
+    if not all(f.is_file() for f in files):
+        return _keep_records(job, dest)
+    size_mb = sum(f.stat().st_size for f in files) / 2**20
+    if size_mb > limit_mb:
+        return f"job {job_id}'s adapter is {size_mb:.0f} MB, over the {limit_mb:.0f} MB kept; not kept"
+    digests = _adapter_digests(final)
+    replaced = ""
+    if (dest / KEPT_MARKER).is_file():
+        try:
+            if json.loads((dest / KEPT_MARKER).read_text()).get("files") == digests == _adapter_digests(dest / "final"):
+                return ""
+        except (OSError, ValueError):
+            pass
+        replaced = " (replacing the copy of another adapter there)"
+    meta = {"job": job.id, "method": job.method, "preset": job.preset, "model": job.model, "started": job.started,
+            "finished": job.finished, "steps": job.step, "adapter_mb": round(size_mb, 1), "files": digests}
+    try:
+        contents = {**_record_contents(job), KEPT_MARKER: json.dumps(meta, indent=2).encode()}
+        _replace_folder(dest, contents, {f"final/{f.name}": f for f in files})
+    except OSError as exc:
+        return f"job {job_id}'s adapter not kept in {dest}: {exc}"
+    return f"job {job_id}'s adapter ({size_mb:.0f} MB) and records kept in {dest}{replaced}"
+
+
+def _record_contents(job: Job) -> dict[str, bytes]:
+    """The job's records by file name (KEPT_RECORDS that exist, and result.json)."""
+    folder = job_folder(job.id)
+    contents = {name: (folder / name).read_bytes() for name in KEPT_RECORDS if (folder / name).is_file()}
+    contents["result.json"] = json.dumps(job.result, indent=2).encode()
+    return contents
+
+
+def _keep_records(job: Job, dest: Path) -> str:
+    """A full fine-tune's records without its weights (hundreds of MB): its config, data counts,
+    per-step metrics, log and result, so a results folder still shows how it trained (its loss
+    and NLL curves) after the workspace is gone. No kept.json, so nothing restores it as a model;
+    a kept adapter already in `dest` is left alone. '' when `dest` holds these records already."""
+    if (dest / KEPT_MARKER).is_file():
+        return f"job {job.id} is a full fine-tune and {dest} holds a kept adapter; left as it is"
+    try:
+        contents = _record_contents(job)
+        if all((dest / name).is_file() and (dest / name).read_bytes() == data for name, data in contents.items()):
+            return ""
+        _replace_folder(dest, contents)
+    except OSError as exc:
+        return f"job {job.id}'s records not kept in {dest}: {exc}"
+    return f"job {job.id} is a full fine-tune: its records kept in {dest}, not its weights (too large to commit)"
+
+
+def _replace_folder(dest: Path, contents: dict[str, bytes], copies: dict[str, Path] | None = None) -> None:
+    """Make `dest` hold exactly `contents` (relative name -> bytes) and `copies` (relative name
+    -> file to copy), whole or not at all: built in a temporary folder beside it, then renamed."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 would make the kept folder private to this user
+        for name, source in (copies or {}).items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, tmp / name)
+        for name, data in contents.items():  # KEPT_MARKER last in `contents`: written after everything else
+            (tmp / name).write_bytes(data)
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(tmp, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def restore_finished(kept: Path, store: JobStore | None = None) -> Job | None:
+    """A fine-tune kept by `keep_finished` as a completed job of this workspace (its folder holds
+    the same final/ adapter, checked against kept.json's sizes and sha256; `output_dir` is reset
+    to the job's folder); None when `kept` holds no finished copy. Raises JobError, adding no
+    job, when the copy is unreadable or its adapter is not the one recorded."""
+    kept = Path(kept)
+    if not (kept / KEPT_MARKER).is_file():
+        return None
+    store = store or JobStore()
+    try:
+        meta = json.loads((kept / KEPT_MARKER).read_text())
+        result = json.loads((kept / "result.json").read_text())
+        config = TrainConfig.load(kept / "config.yaml")
+        method, preset, model, recorded = meta["method"], meta["preset"], meta["model"], meta["files"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise JobError(f"{kept}: not a readable kept fine-tune ({type(exc).__name__}: {exc})") from None
+    for name in ADAPTER_FILES:
+        path = kept / "final" / name
+        have = _file_record(path)
+        if have is None or have != recorded.get(name):
+            raise JobError(f"{path}: {'missing' if have is None else 'not the adapter kept.json records (size or sha256 differ)'}; "
+                           "the copy is incomplete (a partial checkout, or a Git LFS pointer?)")
+    jobs_dir().mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".restoring-", dir=jobs_dir()))
+    job_id = None
+    try:
+        shutil.copytree(kept, tmp, dirs_exist_ok=True)
+        (tmp / KEPT_MARKER).unlink()
+        config.output_dir = ""
+        config.save(tmp / "config.yaml")
+        job_id = store.record_finished("train", method, preset, model, {}, meta.get("started"), meta.get("finished"),
+                                       int(meta.get("steps") or 0), phase=f"restored from {kept}"[:200])
+        folder = job_folder(job_id)
+        result["final_model"] = str(folder / "final")
+        (tmp / "result.json").write_text(json.dumps(result, indent=2))
+        (tmp / "job.json").write_text(json.dumps({"id": job_id, "db": str(store.path.resolve()), "nproc": config.nproc}))
+        with open(tmp / "log.txt", "a", encoding="utf-8") as log:
+            log.write(f"\nrestored as job {job_id} from {kept} (job {meta.get('job')} of another workspace)\n")
+        if folder.exists():  # a folder no row of this store owns (its database was removed by hand): set aside, not lost
+            os.replace(folder, folder.with_name(f".orphan-{job_id}-{int(time.time())}"))
+        os.replace(tmp, folder)
+        store.update(job_id, result=result)
+    except BaseException:
+        if job_id is not None:
+            store.delete(job_id)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return store.get(job_id)
