@@ -9,24 +9,15 @@
 Stages, one module each: `config` (GenerateConfig), `source` (a model spec -> base model, full
 fine-tune or LoRA adapter of a job), `prompts` (the corpus's prompt wording, one-shot example,
 chat template), `engines` (batched transformers generation with per-sample seeds; vLLM when
-installed; the engine registry), `ct2` (CTranslate2 on CPU, converted once), `extract` (the code block in a reply), `run` (the run and its records).
+installed), `ct2` (CTranslate2 on CPU, converted once), `registry` (an engine by name), `extract` (the code block in a reply), `run` (the run and its records).
 """
 
 from cuset.generate.config import ENGINES, GenerateConfig, field_help
 from cuset.generate.ct2 import CT2Engine, ct2_folder
-from cuset.generate.engines import (
-    ENGINE_LOADERS,
-    Completion,
-    EngineError,
-    Request,
-    TransformersEngine,
-    VLLMEngine,
-    make_engine,
-    nucleus_probs,
-    pick_engine,
-)
+from cuset.generate.engines import Completion, EngineError, Request, TransformersEngine, VLLMEngine, nucleus_probs
 from cuset.generate.extract import Extraction, extract_code
 from cuset.generate.prompts import DEFAULT_ONE_SHOT, OneShot, build_prompt, load_one_shot, render_prompt, task_instruction
+from cuset.generate.registry import ENGINE_LOADERS, make_engine, pick_engine
 from cuset.generate.run import GenerateResult, Generation, generate, sample_seed
 from cuset.generate.source import ModelSource, load_model, resolve_source
 

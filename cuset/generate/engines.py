@@ -1,5 +1,6 @@
 """Generation engines: transformers (always there, the reference), vLLM (when installed, on a GPU) and
-CTranslate2 (cuset.generate.ct2, CPU int8/float32); `make_engine` picks one by name (ENGINE_LOADERS).
+CTranslate2 (cuset.generate.ct2, CPU int8/float32); cuset.generate.registry's `make_engine` picks
+one by name (ENGINE_LOADERS).
 
 Both take `Request`s (prompt token ids and a per-sample seed) and return `Completion`s in the
 same order. Each sample is drawn from its own seeded RNG, so a sample's reply depends on
@@ -27,14 +28,13 @@ reports the share of identical float32 replies instead of requiring it.
 from __future__ import annotations
 
 import importlib.util
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cuset.generate.config import GenerateConfig
-from cuset.generate.source import ModelSource, load_model, pick_device, resolve_source
+from cuset.generate.source import ModelSource, load_model, resolve_source
 
 STOP_TOKENS = ("<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<|end|>")
 
@@ -371,66 +371,3 @@ def merged_folder(source: ModelSource, dtype: str) -> str:
         tokenizer.save_pretrained(tmp)
 
     return str(_atomic_folder(workspace_dir() / "cache" / "merged" / f"{source.fingerprint}-{dtype}", build))
-
-
-def pick_engine(name: str) -> str:
-    """The engine a config's `engine` names ('auto': vLLM when installed and a GPU is visible, else
-    transformers); an unknown name raises EngineError listing the valid ones."""
-    if name != "auto":
-        if name not in ENGINE_LOADERS:
-            raise EngineError(f"Unknown generation engine {name!r}: use one of auto, {', '.join(ENGINE_LOADERS)}.")
-        return name
-    if importlib.util.find_spec("vllm") is None:
-        return "transformers"
-    import torch
-
-    return "vllm" if torch.cuda.is_available() else "transformers"
-
-
-def resolve_dtype(dtype: str, source: ModelSource, engine: str = "transformers") -> str:
-    """A config's dtype with 'auto' replaced by the model's own (a fine-tune's base model's);
-    under ctranslate2, auto is int8 (its fast CPU path)."""
-    if dtype != "auto":
-        return dtype
-    if engine == "ctranslate2":
-        return "int8"
-    from cuset.models import default_score_dtype
-
-    return default_score_dtype(source.base or source.spec)
-
-
-def _load_transformers(source: ModelSource, dtype: str, config: GenerateConfig) -> Engine:
-    from cuset.models import slow_bf16_note
-
-    if dtype == "int8":
-        raise EngineError("dtype='int8' needs engine='ctranslate2'; the transformers engine runs float32 or bfloat16.")
-    device = pick_device(config.device)
-    slow = slow_bf16_note(dtype, device)
-    if slow:
-        print(f"cuset: generating in bfloat16 (dtype {config.dtype}), but {slow}; dtype float32 is faster here", file=sys.stderr)
-    return TransformersEngine.load(source, dtype, device)
-
-
-def _load_vllm(source: ModelSource, dtype: str, config: GenerateConfig) -> Engine:
-    return VLLMEngine(source, dtype)
-
-
-def _load_ctranslate2(source: ModelSource, dtype: str, config: GenerateConfig) -> Engine:
-    from cuset.generate.ct2 import CT2Engine
-
-    return CT2Engine.load(source, dtype, pick_device(config.device))
-
-
-# name -> loader(source, resolved dtype, config); "transformers" is the reference every other engine is compared with.
-ENGINE_LOADERS: dict[str, Callable[[ModelSource, str, GenerateConfig], Engine]] = {
-    "transformers": _load_transformers,
-    "vllm": _load_vllm,
-    "ctranslate2": _load_ctranslate2,
-}
-
-
-def make_engine(config: GenerateConfig, source: ModelSource | None = None) -> Engine:
-    """Load `config.model` into the engine `config.engine` picks, in its resolved dtype."""
-    source = source or resolve_source(config.model)
-    name = pick_engine(config.engine)
-    return ENGINE_LOADERS[name](source, resolve_dtype(config.dtype, source, name), config)

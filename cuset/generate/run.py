@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from cuset.generate.config import GenerateConfig
-from cuset.generate.engines import Engine, Request, make_engine
+from cuset.generate.engines import Engine, Request
 from cuset.generate.extract import extract_code
 from cuset.generate.prompts import build_prompt, encode_prompt, load_one_shot, render_prompt
+from cuset.generate.registry import make_engine
 from cuset.generate.source import resolve_source
 
 
