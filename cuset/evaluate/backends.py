@@ -1,7 +1,7 @@
 """The `compile` and `cuda` backends' candidate-side programs (the `cpu` one is cpu/kernelbench.py).
 
     python -m cuset.evaluate.backends compile SOLUTION.py             # nvcc only: does it build?
-    python -m cuset.evaluate.backends cuda SOLUTION.py TASK.py [--trials 5] [--handover DIR]   # a real GPU
+    python -m cuset.evaluate.backends cuda SOLUTION.py TASK.py [--trials 5] [--handover DIR] [--timing-runs 20]   # a real GPU
 
 Both run inside cuset.evaluate.sandbox (cuset.evaluate.check starts them) and print one JSON
 record as their last stdout line, with the fields of the cpu backend's record.
@@ -146,13 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--handover", type=Path, help="inputs in, outputs out (cuset.evaluate.check makes the verdict)")
     ap.add_argument("--no-poison", action="store_true")
+    ap.add_argument("--timing-runs", type=int, default=20, help="cuda: timed calls of ModelNew and Model (0: none, as under compute-sanitizer)")
     args = ap.parse_args(argv)
     if args.backend == "compile":
         record = compile_only(Path(args.solution))
     else:
         if not args.task:
             ap.error("the cuda backend needs TASK.py")
-        record = cuda_check(Path(args.solution), Path(args.task), args.trials, handover=args.handover, seed=args.seed, poison=not args.no_poison)
+        record = cuda_check(Path(args.solution), Path(args.task), args.trials, timing_runs=args.timing_runs, handover=args.handover,
+                            seed=args.seed, poison=not args.no_poison)
     sys.stdout.flush()
     print("\n" + json.dumps(record, default=str), flush=True)
     return 0

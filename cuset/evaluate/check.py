@@ -9,7 +9,7 @@ verdict outside it.
     result["path"]      # "shim" or "torch": how the CPU backend built the CUDA extension
                         # ("nvcc" for the compile backend, "cuda" on a GPU)
     result["tolerance"], result["inputs"], result["poison"], result["static"], result["mutated_inputs"]
-    result["sanitizer"], result["sanitizer_s"]   # cuda only: the compute-sanitizer runs and their time
+    result["sanitizer"], result["sanitizer_s"]   # compute-sanitizer's verdict and runs (cuda), their seconds
 
 Backends: `cpu` (the emulator, cuset.evaluate.cpu), `compile` (nvcc with torch's headers,
 nothing run: status "compiled" or "compile_error"), `cuda` (a real GPU, KernelBench's way, with
@@ -32,6 +32,8 @@ Three processes, so that nothing the candidate prints, writes or patches can for
    only its process saw: how many compiled calls the trials made and what the poisoned run
    raised. A harness killed by a signal is a runtime_error: neither its stdout nor its outputs
    are judged.
+4. On the cuda backend a candidate judged correct runs its first trial once more in the same
+   scratch folder, sandboxed the same way, under compute-sanitizer (cuset.evaluate.sanitizer).
 
 Whatever the candidate does, the result is a record, never an exception.
 
@@ -83,7 +85,8 @@ def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int
     tolerance_profile: "v0" or "strict" (cuset.evaluate.verdict); static_policy: "strict" or
     "lenient" (cuset.evaluate.static_checks); poison: run the poisoned run (on by default);
     sanitizer: on the cuda backend, a correct candidate then runs under compute-sanitizer's
-    `sanitizer_tools` (cuset.evaluate.sanitizer; a finding is race, memory_error or sync_error)."""
+    `sanitizer_tools` in its trials' folder (cuset.evaluate.sanitizer: a finding is race,
+    memory_error or sync_error, a sanitizer past its time limit timeout; sanitizer_s apart)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     check_profile(tolerance_profile)
@@ -108,7 +111,7 @@ def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int
         if "error" in reference:
             result = {"status": "runtime_error", "compiled": False, "correct": False, "message": reference["error"], "max_abs_error": None,
                       "path": None, "backend": backend, "tolerance": tolerance_profile, "static": findings, "reference_s": round(ref_s, 3)}
-            return result
+            return sanitizer_stage(result, backend, sanitizer, Path(), timeout, env, sanitizer_tools, seed)
     with scratch(prefix="cuset-check-") as tmp:
         shutil.copyfile(solution, tmp / "solution.py")
         shutil.copyfile(task, tmp / "task.py")
@@ -123,6 +126,13 @@ def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int
         result = _record(outcome, solution)
         if reference is not None:
             _judge_handover(result, reference, tmp / "handover" / "out", trials, tolerance_profile, poison)
+        _finish(result, backend, findings, ref_s, static_policy)
+        # in the trials' own folder: their handed-over inputs, and torch's extension build (HOME/.cache) reused
+        return sanitizer_stage(result, backend, sanitizer, tmp, timeout, env, sanitizer_tools, seed)
+
+
+def _finish(result: dict[str, Any], backend: str, findings: list[dict[str, Any]], ref_s: float, static_policy: str) -> None:
+    """The record's times, the static checks' verdict and the speedup flag, after the handover's verdict."""
     result["backend"] = backend
     result["static"] = findings
     result["reference_s"] = round(ref_s, 3)
@@ -133,7 +143,6 @@ def check_solution(solution: Path, task: Path, backend: str = "cpu", trials: int
     flag = speedup_flag(result.get("runtime_ms"), result.get("ref_runtime_ms"))
     if flag:
         result["flags"] = [*result.get("flags", []), flag]
-    return sanitizer_stage(result, backend, sanitizer, Path(solution), Path(task), timeout, env, sanitizer_tools, seed)
 
 
 def _environment(workers: int | None) -> dict[str, str]:

@@ -4,6 +4,7 @@
     cuset run-cuda reduce.cu --race-check          # several thread orders; differing output = race
     cuset run-cuda reduce.cu --sanitize            # AddressSanitizer + bounds checks
     cuset check solution.py --task task.py --backend cpu --json [--tolerance strict]
+    cuset check solution.py --task task.py --backend cuda [--no-sanitizer | --sanitizer-tools racecheck,memcheck,initcheck]
     cuset suite validate [bundled|corpus|KERNELBENCH_DIR]   # robust-kbench's task filters
     cuset eval rejudge RUN | --all | --experiment NAME   # stored candidates under today's evaluator (cuset.evaluate.rejudge)
 
@@ -65,7 +66,7 @@ def add_evaluate_commands(sub: Any) -> None:
     p.add_argument("--tolerance", choices=("v0", "strict"), default="v0", help="tolerance profile: v0 = 1e-2; strict = fp32 1e-4, fp16/bf16 1e-2")
     p.add_argument("--static-policy", choices=("strict", "lenient"), default="strict", help="static checks: strict fails torch compute in forward; lenient flags it")
     p.add_argument("--no-poison", action="store_true", help="skip the poisoned run (to measure its cost; no reward_hack from it then)")
-    p.add_argument("--no-sanitizer", action="store_true", help="cuda backend: skip the compute-sanitizer runs after the trials")
+    p.add_argument("--no-sanitizer", action="store_true", help="cuda backend: skip the compute-sanitizer runs after the trials (a warning says when it is not found)")
     p.add_argument("--sanitizer-tools", default=",".join(DEFAULT_TOOLS),
                    help=f"cuda backend: compute-sanitizer tools in order, comma-separated, from {', '.join(SANITIZER_TOOLS)}")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -127,7 +128,9 @@ def add_eval_commands(sub: Any) -> None:
     p.add_argument("--trials", type=int, help=helps["trials"])
     p.add_argument("--tolerance", choices=("v0", "strict"), help=helps["tolerance"])
     p.add_argument("--static-policy", dest="static_policy", choices=("strict", "lenient"), help=helps["static_policy"])
-    p.add_argument("--no-sanitizer", dest="sanitizer", action="store_const", const=False, help=helps["sanitizer"])
+    p.add_argument("--no-sanitizer", dest="sanitizer", action="store_const", const=False,
+                   help="cuda backend: no compute-sanitizer runs after the trials (EvalConfig sanitizer: false)")
+    p.add_argument("--sanitizer-tools", dest="sanitizer_tools", help=helps["sanitizer_tools"] + " Comma-separated.")
     p.add_argument("--timeout", dest="timeout_s", type=float, help=helps["timeout_s"])
     p.add_argument("--workers", type=int, help=helps["workers"])
     p.add_argument("--label", help=helps["label"])
@@ -177,6 +180,8 @@ def _eval_config(args: argparse.Namespace) -> Any:
         value = getattr(args, name, None)
         if value is not None:
             base[name] = value
+    if getattr(args, "sanitizer_tools", None):
+        base["sanitizer_tools"] = [t.strip() for t in args.sanitizer_tools.split(",") if t.strip()]
     if args.job is not None:
         base["model"] = f"job:{args.job}" + (f"@checkpoint-{args.checkpoint}" if args.checkpoint else "")
     if args.levels:
@@ -195,6 +200,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from cuset.evaluate.results import ResultStore
 
     config = _eval_config(args)
+    if config.backend == "cuda" and config.sanitizer:
+        from cuset.evaluate.sanitizer import warning
+
+        line = warning()  # once, before the run; each stored record's integrity says it too
+        if line:
+            print(f"cuset eval: {line}", file=sys.stderr)
     if args.detach:
         job = submit_evaluation(config)
         print(job.id)
@@ -409,6 +420,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"cuset check: error: {exc}", file=sys.stderr)
         return 2
+    info = result.get("sanitizer") or {}
+    if info.get("verdict") in ("not found", "unusable"):  # never a silent skip, --json or not
+        print(f"cuset check: warning: {info['note']}", file=sys.stderr)
+    elif info.get("verdict") == "not run":  # nothing to sanitize this time; say so if it could not have been
+        from cuset.evaluate.sanitizer import warning
+
+        line = warning(probing=False)
+        if line:
+            print(f"cuset check: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:
@@ -417,11 +437,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"  time: {timing_line(result['build_s'], result.get('run_s'))}")
         for key in ("compiled", "correct", "max_abs_error", "path", "tolerance"):
             print(f"  {key}: {result.get(key)}")
-        if "sanitizer" in result:
-            runs = ", ".join(f"{r['tool']} {r['ending']} ({r['s']:.1f} s)" for r in result["sanitizer"]["runs"])
-            print(f"  sanitizer: {runs or result['sanitizer']['note']} ({result['sanitizer_s']:.1f} s)")
-            if result["sanitizer"]["note"].startswith("compute-sanitizer not found"):
-                print(f"cuset check: warning: {result['sanitizer']['note']}", file=sys.stderr)
+        if info and info.get("verdict") != "n/a":
+            runs = ", ".join(f"{r['tool']} {r['ending']} ({r['s']:.1f} s)" for r in info["runs"])
+            print(f"  sanitizer: {info['verdict']}: {runs or info['note']} ({result['sanitizer_s']:.1f} s, apart from the trials)")
         for f in result.get("static") or []:
             print(f"  static {f['action'][result.get('static_policy', 'strict')]}: line {f['line']}: {f['rule']}: {f['detail']}")
     return 0 if result.get("correct") else 1

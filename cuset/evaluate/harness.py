@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cuset.evaluate.check import BACKENDS, check_solution
+from cuset.evaluate.sanitizer import DEFAULT_TOOLS
 
 _LINE = re.compile(r"solution\.py:(\d+)")
 # What a record keeps about how far the verdict can be trusted (stored as JSON in `integrity`).
@@ -49,7 +50,8 @@ def default_workers() -> int:
 
 
 def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: float = 120.0, emulator_workers: int = 1,
-                 tolerance: str = "v0", static_policy: str = "strict", sanitizer: bool = True) -> dict[str, Any]:
+                 tolerance: str = "v0", static_policy: str = "strict", sanitizer: bool = True,
+                 sanitizer_tools: tuple[str, ...] = DEFAULT_TOOLS) -> dict[str, Any]:
     base = {"task_id": c.task_id, "sample": c.sample, "level": c.level, "family": c.family, "split": c.split, "code": c.code, "reply": c.reply}
     if not c.code.strip():
         return {**base, "status": "compile_error", "compiled": False, "correct": False, "message": "no code in the reply"}
@@ -58,7 +60,8 @@ def evaluate_one(c: Candidate, backend: str = "cpu", trials: int = 5, timeout: f
         sol.write_text(c.code, encoding="utf-8")
         task.write_text(c.task_text, encoding="utf-8")
         result = check_solution(sol, task, backend=backend, trials=trials, timeout=timeout, workers=emulator_workers,
-                                tolerance_profile=tolerance, static_policy=static_policy, sanitizer=sanitizer)
+                                tolerance_profile=tolerance, static_policy=static_policy, sanitizer=sanitizer,
+                                sanitizer_tools=sanitizer_tools)
     m = _LINE.search(result.get("message") or "")
     return {
         **base,
@@ -92,6 +95,7 @@ def evaluate_candidates(
     tolerance: str = "v0",
     static_policy: str = "strict",
     sanitizer: bool = True,
+    sanitizer_tools: tuple[str, ...] = DEFAULT_TOOLS,
 ) -> list[dict[str, Any]]:
     """Check every candidate; records come back in the candidates' order. `on_record` sees
     each record as soon as it is done (to store results while the run goes on)."""
@@ -102,7 +106,7 @@ def evaluate_candidates(
     out: list[dict[str, Any] | None] = [None] * len(candidates)
     done = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(evaluate_one, c, backend, trials, timeout, per, tolerance, static_policy, sanitizer): i for i, c in enumerate(candidates)}
+        futures = {pool.submit(evaluate_one, c, backend, trials, timeout, per, tolerance, static_policy, sanitizer, sanitizer_tools): i for i, c in enumerate(candidates)}
         for fut in as_completed(futures):
             i = futures[fut]
             try:

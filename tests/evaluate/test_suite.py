@@ -427,3 +427,18 @@ def test_harness_judges_reference_and_bugs(task_id, harness_rows):
     assert [r["solution"] for r in rows] == ["reference"] + [w.name for w in next(t for t in TASKS if t.id == task_id).wrong]
     wrong = [f"{r['solution']} ({r['bug']}): want {r['expect']}, got {r['status']}: {r['message'][:300]}" for r in rows if not r["ok"]]
     assert not wrong, "\n".join(wrong)
+
+
+def test_cli_verifies_named_tasks_in_the_order_given(monkeypatch, tmp_path):
+    """A device run names its most wanted tasks first, so that a cut keeps them."""
+    seen = []
+
+    def fake(task, folder, backend, trials, timeout, sanitizer=True):
+        seen.append(task.id)
+        return [_row(task.id, backend, "reference", "correct")]
+
+    monkeypatch.setattr(verify_module, "verify_task", fake)
+    rows_path = tmp_path / "rows.jsonl"
+    assert suite_main(["--verify", "--task", "L1-relu6", "--task", "L1-absdiff", "--json", str(rows_path)]) == 0
+    assert seen == ["L1-relu6", "L1-absdiff"]
+    assert [r["task"] for r in read_rows(rows_path)] == ["L1-relu6", "L1-absdiff"]

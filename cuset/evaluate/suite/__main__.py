@@ -5,6 +5,7 @@
     python -m cuset.evaluate.suite --verify --level 1   # run the harness: references pass, bugs fail as recorded
     python -m cuset.evaluate.suite --verify --backend cpu --backend cuda --workers 12 --json rows.jsonl --markdown table.md
                                                         # the verdicts of two backends side by side, task by task
+    python -m cuset.evaluate.suite --verify --backend cuda --no-sanitizer   # the cuda backend without compute-sanitizer
     python -m cuset.evaluate.suite --rows rows.jsonl --markdown table.md   # that table again from saved rows
     python -m cuset.evaluate.suite --write-split        # rewrite the recorded split (split.json)
     python -m cuset.evaluate.suite --check              # exit 1 if split.json differs from the tasks
@@ -20,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from cuset.evaluate.suite.bundled import SPLIT_PATH, load_suite, suite_split
-from cuset.evaluate.suite.verify import backend_table, read_rows, sanitizer_lines, table_markdown, verify_suite
+from cuset.evaluate.suite.verify import backend_table, read_rows, sanitizer_cell, sanitizer_lines, table_markdown, verify_suite
 
 
 def _split_text() -> str:
@@ -52,13 +53,19 @@ def _verify(tasks: list, backends: list[str], trials: int, timeout: float, worke
             mark = "ok " if row["ok"] else "BAD"
             note = "" if row["ok"] else f"  {row['message'][:200]}"
             if row.get("sanitizer_s"):
-                note = f"  (sanitizer {row['sanitizer']}: {row['sanitizer_s']:.1f} s)" + note
+                note = f"  (sanitizer {sanitizer_cell(row)})" + note
             print(f"{mark} {row['backend']:7s} {row['task']:28s} {row['solution']:10s} {row['bug']:22s} want {row['expect']:13s} "
                   f"got {row['status']:13s} {row['wall_s']:6.1f}s{note}", flush=True)
             if out:
                 out.write(json.dumps(row, default=str) + "\n")
                 out.flush()
 
+    if sanitizer and "cuda" in backends:
+        from cuset.evaluate.sanitizer import warning
+
+        line = warning()  # once, before the run: the rows then say it per solution
+        if line:
+            print(f"cuset.evaluate.suite: {line}", file=sys.stderr, flush=True)
     try:
         with tempfile.TemporaryDirectory(prefix="cuset-suite-") as tmp:
             rows = verify_suite(tasks, Path(tmp), backends, trials=trials, timeout=timeout, workers=workers, on_task=report,
@@ -89,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The bundled KernelBench-format benchmark suite.")
     parser.add_argument("--level", type=int, action="append", help="keep tasks of this level (repeatable)")
     parser.add_argument("--family", action="append", help="keep tasks of this op family (repeatable)")
-    parser.add_argument("--task", action="append", metavar="ID", help="keep this task (repeatable)")
+    parser.add_argument("--task", action="append", metavar="ID", help="keep this task (repeatable; verified in the order given)")
     parser.add_argument("--split", choices=["in_distribution", "held_out"], help="keep tasks of this split")
     parser.add_argument("--export", type=Path, metavar="DIR", help="write every task's files under DIR/<id>/")
     parser.add_argument("--verify", action="store_true", help="check every reference and wrong solution (the cpu backend unless --backend)")
@@ -119,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         unknown = sorted(set(args.task or []) - {t.id for t in tasks})
         if unknown:
             raise ValueError(f"--task {', '.join(unknown)}: no such task in the selection (python -m cuset.evaluate.suite lists them)")
-        tasks = [t for t in tasks if not args.task or t.id in args.task]
+        if args.task:  # in the order given: the first named are verified first (a run cut short keeps them)
+            tasks = sorted((t for t in tasks if t.id in args.task), key=lambda t: args.task.index(t.id))
     except ValueError as exc:
         parser.error(str(exc))
     if args.export:
@@ -149,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = _verify(tasks, args.backend or ["cpu"], args.trials, args.timeout, args.workers, args.json, sanitizer=not args.no_sanitizer)
         if args.markdown or len(set(args.backend or [])) > 1:
             _table(rows, args.markdown)
+        elif sanitizer_lines(rows):
+            print("\n".join(sanitizer_lines(rows)))
         return 1 if any(not r["ok"] for r in rows) else 0
     for t in tasks:
         bugs = ", ".join(f"{w.bug}->{w.expect}" for w in t.wrong)

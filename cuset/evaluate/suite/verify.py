@@ -13,6 +13,11 @@
 verdicts side by side and `table_markdown` writes that table. On the `compile` backend nothing
 runs, so a solution is expected to be "compiled" unless its bug is a compile error.
 
+On the cuda backend a solution the trials pass also goes through compute-sanitizer
+(cuset.evaluate.sanitizer; `sanitizer=False`, `--no-sanitizer` turn it off): its verdict and
+seconds are a column of the table, `sanitizer_lines` sums them up, and a planted bug it catches
+counts as judged as recorded (`matches`).
+
 Every solution runs through `cuset.evaluate.check.check_solution` (sandboxed), so this is also
 the end-to-end test of the CPU backend on KernelBench-format code.
 """
@@ -35,13 +40,23 @@ def wanted(backend: str, expect: str) -> str:
     return "compiled" if backend == "compile" and expect != "compile_error" else expect
 
 
+def matches(backend: str, expect: str, status: str) -> bool:
+    """Whether `status` is the verdict recorded as `expect` on `backend`: `wanted`, or on the cuda
+    backend a compute-sanitizer finding (race, memory_error, sync_error) for a planted bug whose
+    trials passed (the suite records what the emulator answers; the GPU reaches it through the
+    sanitizer)."""
+    from cuset.evaluate.sanitizer import STATUSES
+
+    return status == wanted(backend, expect) or (backend == "cuda" and expect != "correct" and status in STATUSES)
+
+
 def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5, timeout: float = 120.0,
                 sanitizer: bool = True) -> list[dict[str, Any]]:
     """One row per solution of `task` (reference first): task, backend, solution, bug, expect,
     status, ok, message, first_bad, wall_s, and where the time went (reference_s, build_s,
-    run_s; on the cuda backend sanitizer_s, the compute-sanitizer runs after the trials, and
-    `sanitizer`: the tool that found something, else its note). Wrong solutions are written into `folder` to be checked. `expect` is the suite's
-    record; `ok` compares the status with `wanted(backend, expect)`."""
+    run_s), and the compute-sanitizer stage's `sanitizer`, `sanitizer_s`, `sanitizer_note`
+    (sanitizer_fields). Wrong solutions are written into `folder` to be checked. `expect` is the
+    suite's record; `ok` is `matches(backend, expect, status)`."""
     from cuset.evaluate.check import check_solution
 
     if task.reference_path is None:
@@ -55,13 +70,21 @@ def verify_task(task: Task, folder: Path, backend: str = "cpu", trials: int = 5,
     for name, bug, expect, path in runs:
         t0 = time.perf_counter()
         result = check_solution(path, task_file, backend=backend, trials=trials, timeout=timeout, sanitizer=sanitizer)
-        sanitized = result.get("sanitizer")
         rows.append({"task": task.id, "backend": backend, "solution": name, "bug": bug, "expect": expect, "status": result["status"],
-                     "ok": result["status"] == wanted(backend, expect), "message": result.get("message", ""),
+                     "ok": matches(backend, expect, result["status"]), "message": result.get("message", ""),
                      "first_bad": result.get("first_bad"), "wall_s": round(time.perf_counter() - t0, 2),
-                     **{k: result.get(k) for k in ("reference_s", "build_s", "run_s")},
-                     **({"sanitizer": sanitized["finding"] or sanitized["note"], "sanitizer_s": result.get("sanitizer_s")} if sanitized else {})})
+                     **{k: result.get(k) for k in ("reference_s", "build_s", "run_s")}, **sanitizer_fields(result)})
     return rows
+
+
+def sanitizer_fields(result: dict[str, Any]) -> dict[str, Any]:
+    """A row's sanitizer columns from a check record: `sanitizer` (the tool that found something,
+    else the verdict word: clean, timeout, unchecked, not run, off, not found, unusable, n/a),
+    `sanitizer_s` and `sanitizer_note`; none for a record without a sanitizer stage."""
+    info = result.get("sanitizer")
+    if not isinstance(info, dict):
+        return {}
+    return {"sanitizer": info.get("finding") or info.get("verdict"), "sanitizer_s": result.get("sanitizer_s"), "sanitizer_note": info.get("note", "")}
 
 
 def verify_suite(tasks: Sequence[Task], folder: Path, backends: Sequence[str] = ("cpu",), trials: int = 5, timeout: float = 120.0,
@@ -120,7 +143,8 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 def backend_table(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
     """(backends, table): one table row per (task, solution) in first-seen order with task,
-    solution, bug, expect, each backend's status (None where it did not run) and `agree`: every
+    solution, bug, expect, each backend's status (None where it did not run), "BACKEND sanitizer"
+    where a row carries a sanitizer verdict (sanitizer_cell), and `agree`: every
     backend gave the same status (None where one of them did not run). "compiled" on the compile
     backend agrees with any status but a compile error, "compile_error" with a compile error."""
     rows = list(rows)
@@ -130,6 +154,9 @@ def backend_table(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[dict[
         entry = table.setdefault((r["task"], r["solution"]), {"task": r["task"], "solution": r["solution"], "bug": r.get("bug", ""),
                                                              "expect": r["expect"], **{b: None for b in backends}})
         entry[r["backend"]] = r["status"]
+        cell = sanitizer_cell(r)
+        if cell:
+            entry[f"{r['backend']} sanitizer"] = cell
     for entry in table.values():
         if any(entry[b] is None for b in backends):
             entry["agree"] = None
@@ -142,17 +169,20 @@ def backend_table(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[dict[
 
 
 def table_markdown(backends: Sequence[str], table: Sequence[dict[str, Any]]) -> str:
-    """The table as Markdown, then per backend how many solutions it judged as the suite records,
-    and how many every backend judged alike."""
-    head = ["task", "solution", "bug", "expected", *backends, "same"]
+    """The table as Markdown (a "BACKEND sanitizer" column where rows carry one: the verdict and
+    its seconds), then per backend how many solutions it judged as the suite records, and how
+    many every backend judged alike."""
+    sanitized = [f"{b} sanitizer" for b in backends if any(e.get(f"{b} sanitizer") for e in table)]
+    head = ["task", "solution", "bug", "expected", *backends, *sanitized, "same"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for e in table:
-        cells = [e["task"], e["solution"], e["bug"] or "-", e["expect"], *[e[b] or "-" for b in backends], {True: "yes", False: "**no**", None: "-"}[e["agree"]]]
+        cells = [e["task"], e["solution"], e["bug"] or "-", e["expect"], *[e[b] or "-" for b in backends], *[e.get(c) or "-" for c in sanitized],
+                 {True: "yes", False: "**no**", None: "-"}[e["agree"]]]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     lines.append("")
     for b in backends:
         ran = [e for e in table if e[b] is not None]
-        hit = sum(e[b] == wanted(b, e["expect"]) for e in ran)
+        hit = sum(matches(b, e["expect"], e[b]) for e in ran)
         lines.append(f"- {b}: {hit}/{len(ran)} solutions judged as the suite records")
         bugs = [e for e in ran if e["solution"] != "reference"]
         if bugs and b != "compile":
@@ -164,25 +194,41 @@ def table_markdown(backends: Sequence[str], table: Sequence[dict[str, Any]]) -> 
     return "\n".join(lines) + "\n"
 
 
+def sanitizer_cell(row: dict[str, Any]) -> str:
+    """The table's sanitizer cell of a row: "racecheck 41 s" (a finding), "clean 96 s", "not run",
+    "not found", ...; "" for rows without one or where it does not apply (n/a)."""
+    verdict = row.get("sanitizer")
+    if not verdict or verdict == "n/a":
+        return ""
+    seconds = row.get("sanitizer_s")
+    return f"{verdict} {float(seconds):.0f} s" if seconds else str(verdict)
+
+
 def sanitizer_lines(rows: Iterable[dict[str, Any]]) -> list[str]:
-    """Markdown bullet lines on the compute-sanitizer runs of cuda rows (none without them): how
-    many candidates it ran over, what it found, per bug kind of the missing_sync bugs, and its
-    extra seconds per candidate it ran over (mean, median)."""
+    """Markdown bullet lines on the compute-sanitizer stage of the cuda rows (none without it):
+    what it found over the candidates it ran on, its extra seconds per such candidate (mean,
+    median), the references it left correct and the missing_sync bugs caught."""
     import statistics
 
-    ran = [r for r in rows if r.get("backend") == "cuda" and r.get("sanitizer_s")]
+    from cuset.evaluate.sanitizer import STATUSES, TOOLS
+
+    cuda = [r for r in rows if r.get("backend") == "cuda" and r.get("sanitizer")]
+    if not cuda:
+        return []
+    ran = [r for r in cuda if r.get("sanitizer_s")]
     if not ran:
-        notes = sorted({str(r.get("sanitizer")) for r in rows if r.get("backend") == "cuda" and r.get("sanitizer")})
-        return [f"- cuda sanitizer: not run ({'; '.join(notes)})"] if notes else []
-    found = [r for r in ran if r["status"] in ("race", "memory_error", "sync_error")]
-    kinds = ", ".join(f"{s} {sum(r['status'] == s for r in found)}" for s in ("race", "memory_error", "sync_error"))
+        notes = sorted({str(r.get("sanitizer_note") or r["sanitizer"]) for r in cuda if r["sanitizer"] != "not run"})
+        return [f"- cuda sanitizer: ran over no candidate ({'; '.join(notes) or 'none passed the trials'})"]
+    found = [r for r in ran if r["sanitizer"] in TOOLS]
+    kinds = ", ".join(f"{s} {sum(r['status'] == s for r in found)}" for s in STATUSES)
+    others = ", ".join(f"{sum(r['sanitizer'] == v for r in ran)} {v}" for v in ("timeout", "unchecked"))
     seconds = [float(r["sanitizer_s"]) for r in ran]
-    lines = [f"- cuda sanitizer: ran over {len(ran)} candidates the trials passed, {len(found)} findings ({kinds}); "
+    lines = [f"- cuda sanitizer: ran over {len(ran)} candidates the trials passed: {len(found)} findings ({kinds}), {others}; "
              f"extra time per candidate: mean {statistics.mean(seconds):.1f} s, median {statistics.median(seconds):.1f} s"]
-    refs = [r for r in rows if r.get("backend") == "cuda" and r.get("solution") == "reference"]
+    refs = [r for r in cuda if r.get("solution") == "reference"]
     if refs:
-        lines.append(f"- cuda references still correct with the sanitizer: {sum(r['status'] == 'correct' for r in refs)}/{len(refs)}")
-    sync = [r for r in rows if r.get("backend") == "cuda" and r.get("bug") == "missing_sync"]
+        lines.append(f"- cuda references correct with the sanitizer: {sum(r['status'] == 'correct' for r in refs)}/{len(refs)}")
+    sync = [r for r in cuda if r.get("bug") == "missing_sync"]
     if sync:
         lines.append(f"- cuda missing_sync bugs caught: {sum(r['status'] != 'correct' for r in sync)}/{len(sync)}")
     return lines
