@@ -23,6 +23,7 @@ from cuset.evaluate.check import BACKENDS
 from cuset.evaluate.harness import Candidate, evaluate_candidates
 from cuset.evaluate.metrics import pass_at_k_table, speedups, summarise
 from cuset.evaluate.results import ResultStore
+from cuset.evaluate.sanitizer import DEFAULT_TOOLS
 
 SOLUTIONS = ("generate", "reference", "wrong")
 Progress = Callable[[str, int, int], None]
@@ -49,12 +50,14 @@ class EvalConfig(ConfigFile):
     seed: int = field(default=42, metadata={"help": "Seed of generation (per task and sample) and of the checks' inputs."})
     max_new_tokens: int = field(default=1536, metadata={"help": "Reply length cap, tokens."})
     batch_size: int = field(default=48, metadata={"help": "Replies generated together (GenerateConfig.batch_size)."})
-    dtype: str = field(default="auto", metadata={"help": "Generation dtype: auto (the model's own), float32 or bfloat16."})
+    dtype: str = field(default="auto", metadata={"help": "Generation dtype: auto (the model's own), float32, bfloat16 (int8 under engine ctranslate2)."})
+    engine: str = field(default="auto", metadata={"help": "Generation engine: auto (transformers, or vLLM on a GPU), transformers (the reference), ctranslate2 (CPU int8/float32), vllm."})
     one_shot: bool = field(default=True, metadata={"help": "Show one example task and solution in the prompt."})
     trials: int = field(default=5, metadata={"help": "Correctness trials per candidate, each on fresh inputs from its own distribution."})
     tolerance: str = field(default="v0", metadata={"help": "Tolerance profile: 'v0' (atol = rtol = 1e-2, KernelBench v0.1) or 'strict' (fp32 1e-4, fp16/bf16 1e-2)."})
     static_policy: str = field(default="strict", metadata={"help": "Static checks: 'strict' (torch compute in forward fails) or 'lenient' (it is only flagged)."})
-    sanitizer: bool = field(default=True, metadata={"help": "cuda backend: run each correct candidate under compute-sanitizer (racecheck, memcheck, synccheck); a finding is race, memory_error or sync_error."})
+    sanitizer: bool = field(default=True, metadata={"help": "cuda backend: run each candidate the trials pass under compute-sanitizer (a finding is race, memory_error or sync_error; a sanitizer past its time limit, timeout). No effect on cpu/compile."})
+    sanitizer_tools: list[str] = field(default_factory=lambda: list(DEFAULT_TOOLS), metadata={"help": "compute-sanitizer tools, in order, from racecheck, memcheck, synccheck, initcheck (initcheck is off by default: torch.empty buffers are read legitimately)."})
     timeout_s: float = field(default=120.0, metadata={"help": "Wall-clock limit of one candidate's check, seconds."})
     workers: int = field(default=0, metadata={"help": "Candidates checked at once (0 = one per core)."})
     label: str = field(default="", metadata={"help": "Name of the run on the Results page (default: model and method)."})
@@ -77,14 +80,21 @@ class EvalConfig(ConfigFile):
 
         check_profile(self.tolerance)
         check_policy(self.static_policy)
+        from cuset.evaluate.sanitizer import check_tools
+
+        self.sanitizer_tools = list(check_tools([str(t) for t in self.sanitizer_tools]))
         if self.trials < 1 or self.timeout_s <= 0:
             raise ValueError("trials must be >= 1 and timeout_s > 0")
-        from cuset.generate.config import DTYPES
+        from cuset.generate.config import DTYPES, ENGINES, INT8_ENGINES
 
         if self.batch_size < 1:
             raise ValueError(f"batch_size={self.batch_size}: use at least 1")
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype={self.dtype!r}: use one of {', '.join(DTYPES)}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine={self.engine!r}: use one of {', '.join(ENGINES)}")
+        if self.dtype == "int8" and self.engine not in INT8_ENGINES:
+            raise ValueError(f"dtype='int8' with engine={self.engine!r}: int8 weights run under engine ctranslate2 only")
         self.levels = [int(x) for x in self.levels]
         self.families = [str(x) for x in self.families]
 
@@ -164,7 +174,7 @@ def build_candidates(config: EvalConfig, tasks: list[Any], progress: Progress | 
 
     gcfg = GenerateConfig(model=config.model, n_samples=config.n_samples, temperature=config.temperature, top_p=config.top_p,
                           seed=config.seed, max_new_tokens=config.max_new_tokens, one_shot=config.one_shot,
-                          batch_size=config.batch_size, dtype=config.dtype)
+                          batch_size=config.batch_size, dtype=config.dtype, engine=config.engine)
     if progress:  # the job shows "generating" from the start, not after the first batch
         progress("generating", 0, len(tasks) * config.n_samples)
     result = generate({t.id: t.task_text for t in tasks}, gcfg,
@@ -208,6 +218,7 @@ def run_evaluation(config: EvalConfig, progress: Progress | None = None, eval_jo
         records = evaluate_candidates(candidates, backend=config.backend, trials=config.trials, timeout=config.timeout_s,
                                       workers=config.workers, on_record=lambda r: store.add_results(run_id, [r]),
                                       tolerance=config.tolerance, static_policy=config.static_policy, sanitizer=config.sanitizer,
+                                      sanitizer_tools=tuple(config.sanitizer_tools),
                                       progress=(lambda d, n: progress("checking", d, n)) if progress else None)
     except BaseException as exc:
         store.finish_run(run_id, "failed", {"error": f"{type(exc).__name__}: {exc}"})

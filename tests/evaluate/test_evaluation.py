@@ -117,6 +117,22 @@ def test_an_evaluation_runs_as_a_background_job_with_generated_candidates():
     assert generation["eos_share"] == generation["finished_eos"] / 1 and generation["batch_size"] == 48
 
 
+def test_an_evaluation_generates_on_the_engine_its_config_names_and_records_it():
+    """EvalConfig.engine reaches generation: a run on ctranslate2 (int8, the tiny model converted
+    once) stores its replies with the engine, its version and the weights dtype in the run's
+    generation summary. An unknown engine, or int8 weights on transformers, is refused up front."""
+    config = EvalConfig(model="tiny", limit=1, max_new_tokens=8, trials=1, engine="ctranslate2", dtype="int8")
+    store = ResultStore()
+    run_id = run_evaluation(config, store=store)
+    generation = store.get_run(run_id)["summary"]["generation"]
+    assert generation["engine"] == "ctranslate2" and generation["dtype"] == "int8" and generation["engine_version"]
+    assert generation["n_replies"] == 1 and store.frame([run_id]).loc[0, "reply"] != ""
+    with pytest.raises(ValueError, match="engine='llamacpp'"):
+        EvalConfig(model="tiny", engine="llamacpp")
+    with pytest.raises(ValueError, match="int8 weights run under engine ctranslate2 only"):
+        EvalConfig(model="tiny", dtype="int8")
+
+
 def test_training_corpus_solutions_pass_through_the_same_harness():
     """One corpus solution per family through the evaluation harness (the whole corpus:
     `cuset eval --suite corpus --solutions reference`; all 213 passed when last run)."""
