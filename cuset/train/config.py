@@ -41,7 +41,7 @@ OVERLENGTH = ("drop", "cut")
 # Qwen2.5-Coder's 1,726; tests/train/test_config.py checks it). `tiny` is the exception: a
 # random model for tests, it cuts at 512 (overlength: cut, counted and logged) to stay fast.
 # bf16 autocast where the CPU has bf16 matmuls (AMX / avx512_bf16, `bf16: null`): measured
-# 1.85x (SmolLM2) to 2.25x (coder-0.5b) float32's speed here (see README, "Fine-tuning").
+# 1.85x (SmolLM2) to 2.25x (coder-0.5b) float32's speed here (see cuset/train/README.md).
 PRESETS: dict[str, dict[str, Any]] = {
     "tiny": {
         "model": "tiny", "max_samples": 8, "max_length": 512, "overlength": "cut", "max_steps": 4, "batch_size": 2,
