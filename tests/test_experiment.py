@@ -16,11 +16,13 @@ from scipy.stats import binomtest
 
 from cuset.experiment import ExperimentConfig, list_experiments, load_experiment, plan, read_results, sign_test
 from cuset.experiment.results import (
+    CANDIDATE_COLUMNS,
     RunInfo,
     bootstrap_interval,
     candidate_rows,
     markdown_table,
     paired_table,
+    read_table,
     summary_table,
     write_results,
 )
@@ -241,10 +243,12 @@ def test_results_from_a_hand_built_result_store(tmp_path, monkeypatch):
                                  "message": "" if ok else "error: expected ';'\nmore", "error_line": None if ok else 12}
                                 for i, ok in enumerate(outcome)])
         store.finish_run(run, "completed", {})
-        state.units[f"eval/tiny/{method}/s42/greedy"] = UnitState(status="done", job=run, run_id=run)
+        generation = {"engine": "ctranslate2"} if method == "cuset" else {}  # sft's run recorded no engine
+        state.units[f"eval/tiny/{method}/s42/greedy"] = UnitState(status="done", job=run, run_id=run, generation=generation)
     candidates = collect(list(units.values()), state)
-    assert list(candidates.columns) == ["model", "method", "seed", "mode", "task", "level", "split", "family", "sample", "status",
-                                        "compiled", "correct", "error_line", "error"]
+    assert list(candidates.columns) == ["model", "method", "seed", "mode", "engine", "task", "level", "split", "family", "sample",
+                                        "status", "compiled", "correct", "error_line", "error"]
+    assert list(candidates["engine"]) == ["transformers", "transformers", "ctranslate2", "ctranslate2"]
     assert len(candidates) == 4 and list(candidates["method"]) == ["sft", "sft", "cuset", "cuset"]
     failed = candidates[~candidates["correct"]].iloc[0]
     assert (failed["error"], failed["error_line"], failed["status"]) == ("error: expected ';'", 12, "compile_error")
@@ -350,6 +354,20 @@ def test_candidate_rows_leave_out_runs_of_other_experiments():
     out = candidate_rows(frame, {2: RunInfo("tiny", "sft", 3, "greedy")})
     assert len(out) == 1 and (out.iloc[0]["model"], out.iloc[0]["method"], out.iloc[0]["seed"]) == ("tiny", "sft", 3)
     assert math.isnan(summary_table(out).iloc[0].get("pass@5", math.nan))
+
+
+def test_a_candidate_row_names_the_engine_its_run_recorded(tmp_path):
+    frame = pd.DataFrame([{"run_id": r, "task_id": "t", "sample": 0, "level": 1, "family": "", "split": "", "status": "correct",
+                           "compiled": True, "correct": True, "message": "", "error_line": None} for r in (1, 2)])
+    runs = {1: RunInfo("tiny", "sft", 3, "greedy"), 2: RunInfo("tiny", "sft", 3, "sampled")}
+    out = candidate_rows(frame, runs, {1: "ctranslate2"})
+    assert list(out.columns) == list(CANDIDATE_COLUMNS)
+    assert dict(zip(out["mode"], out["engine"])) == {"greedy": "ctranslate2", "sampled": "transformers"}  # 2 recorded none
+    # a candidates.csv written before the column existed reads back with it, as transformers
+    old = out.drop(columns=["engine"])
+    old.to_csv(tmp_path / "candidates.csv", index=False)
+    back = read_table(tmp_path / "candidates.csv")
+    assert list(back.columns) == list(CANDIDATE_COLUMNS) and set(back["engine"]) == {"transformers"}
 
 
 # --- end to end -----------------------------------------------------------------------------------

@@ -443,7 +443,8 @@ def collect(units: list[Unit], state: State, committed: Any = None, name: str = 
 
     done = [u for u in units if u.kind == "eval" and u.key in state.units and state.units[u.key].status == DONE]
     frame, runs = stored if stored is not None else stored_runs(units, state, name)
-    fresh = candidate_rows(frame, runs)
+    engines = {us.run_id: us.generation.get("engine", "") for u in done if (us := state.units[u.key]).run_id is not None}
+    fresh = candidate_rows(frame, runs, engines)
     if committed is None or committed.empty:
         return fresh
     have = set(fresh[["model", "method", "seed", "mode"]].astype(str).itertuples(index=False, name=None)) if len(fresh) else set()
