@@ -53,6 +53,9 @@ class EvalConfig(ConfigFile):
     dtype: str = field(default="auto", metadata={"help": "Generation dtype: auto (the model's own), float32, bfloat16 (int8 under engine ctranslate2)."})
     engine: str = field(default="auto", metadata={"help": "Generation engine: auto (transformers, or vLLM on a GPU), transformers (the reference), ctranslate2 (CPU int8/float32), vllm."})
     one_shot: bool = field(default=True, metadata={"help": "Show one example task and solution in the prompt."})
+    protocol: str = field(default="full", metadata={"help": (
+        "What the model writes: full (the whole solution module) or kernel-only (the task's Python wrapper, cut from its "
+        "reference solution, is given; the model writes the CUDA source). Results of the two are not comparable.")})
     trials: int = field(default=5, metadata={"help": "Correctness trials per candidate, each on fresh inputs from its own distribution."})
     tolerance: str = field(default="v0", metadata={"help": "Tolerance profile: 'v0' (atol = rtol = 1e-2, KernelBench v0.1) or 'strict' (fp32 1e-4, fp16/bf16 1e-2)."})
     static_policy: str = field(default="strict", metadata={"help": "Static checks: 'strict' (torch compute in forward fails) or 'lenient' (it is only flagged)."})
@@ -93,6 +96,13 @@ class EvalConfig(ConfigFile):
             raise ValueError(f"dtype={self.dtype!r}: use one of {', '.join(DTYPES)}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine={self.engine!r}: use one of {', '.join(ENGINES)}")
+        from cuset.generate.config import PROTOCOLS
+
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol={self.protocol!r}: use one of {', '.join(PROTOCOLS)}")
+        if self.protocol != "full" and self.solutions != "generate":
+            raise ValueError(f"protocol={self.protocol!r} with solutions={self.solutions!r}: a protocol says what a model is asked "
+                             "to write, so it needs solutions='generate'")
         if self.dtype == "int8" and self.engine not in INT8_ENGINES:
             raise ValueError(f"dtype='int8' with engine={self.engine!r}: int8 weights run under engine ctranslate2 only")
         self.levels = [int(x) for x in self.levels]
@@ -174,11 +184,12 @@ def build_candidates(config: EvalConfig, tasks: list[Any], progress: Progress | 
 
     gcfg = GenerateConfig(model=config.model, n_samples=config.n_samples, temperature=config.temperature, top_p=config.top_p,
                           seed=config.seed, max_new_tokens=config.max_new_tokens, one_shot=config.one_shot,
-                          batch_size=config.batch_size, dtype=config.dtype, engine=config.engine)
+                          batch_size=config.batch_size, dtype=config.dtype, engine=config.engine, protocol=config.protocol)
     if progress:  # the job shows "generating" from the start, not after the first batch
         progress("generating", 0, len(tasks) * config.n_samples)
+    references = {t.id: t.reference_text or "" for t in tasks} if config.protocol == "kernel-only" else None
     result = generate({t.id: t.task_text for t in tasks}, gcfg,
-                      progress=(lambda d, n: progress("generating", d, n)) if progress else None)
+                      progress=(lambda d, n: progress("generating", d, n)) if progress else None, references=references)
     if generation is not None:
         generation.update(result.stats, eos_share=result.stats["finished_eos"] / max(result.stats["n_replies"], 1))
     by_id = {t.id: t for t in tasks}

@@ -458,11 +458,13 @@ def _group_names(summary: pd.DataFrame) -> list[str]:
 
 
 def write_results(out_dir: str | Path, candidates: pd.DataFrame, extra: dict[str, Any] | None = None,
-                  registration: Registration | None = None, notes: tuple[str, ...] | list[str] = ()) -> list[Path]:
+                  registration: Registration | None = None, notes: tuple[str, ...] | list[str] = (), protocol: str = "full") -> list[Path]:
     """candidates.csv, summary.csv, paired.csv, table.md and summary.json (the counts and
     `extra`, and the registration where there is one) into `out_dir`, each written whole
     (temporary name, then renamed). `registration` marks the comparisons (comparisons_table);
-    `notes` are printed above the registered ones."""
+    `notes` are printed above the registered ones. A `protocol` other than the main one ("full",
+    cuset.generate.config.PROTOCOLS) heads the table and is recorded in summary.json, so that no
+    one reads those numbers as the main protocol's."""
     from cuset.files import atomic_write
 
     out = Path(out_dir)
@@ -473,6 +475,10 @@ def write_results(out_dir: str | Path, candidates: pd.DataFrame, extra: dict[str
     if registration is not None:
         counts["registration"] = {**registration.to_dict(), "notes": list(notes)}
     table = markdown_table(summary, paired, registration, notes) if not summary.empty else "no evaluated candidates yet\n"
+    if protocol != "full":
+        counts["protocol"] = protocol
+        table = (f"Protocol: **{protocol}**: the task's Python wrapper was given and the model wrote only the CUDA source "
+                 "(cuset.generate.kernel_only); not comparable with the main (full) protocol's numbers.\n\n" + table)
     texts = {
         "candidates.csv": candidates.to_csv(index=False),
         "summary.csv": summary.to_csv(index=False),

@@ -604,7 +604,7 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
     return write_results(out, candidates, {"experiment": config.name, "units": len(units), "done": progress.done, "failed": failed,
                                            "unit_minutes": minutes, "generation": generation,
                                            "done_without_rows": [u.key for u in missing]},
-                         *table_registration(config, out))
+                         *table_registration(config, out), protocol=str(config.evaluation.options.get("protocol", "full")))
 
 
 def missing_rows(units: list[Unit], state: State, candidates: Any) -> list[Unit]:

@@ -14,6 +14,7 @@ from cuset.config import ConfigFile
 
 ENGINES = ("auto", "transformers", "vllm", "ctranslate2")
 DTYPES = ("auto", "float32", "bfloat16", "int8")
+PROTOCOLS = ("full", "kernel-only")  # what the model is asked to write (cuset.generate.kernel_only)
 INT8_ENGINES = ("ctranslate2",)  # engines that run int8 weights
 # The phrasings of the corpus prompt that carry no implementation note (see prompts.py).
 N_PROMPT_VARIANTS = 4
@@ -39,7 +40,7 @@ class GenerateConfig(ConfigFile):
     one_shot: bool | str = field(default=True, metadata={"help": (
         "One-shot example before the task: true (a fixed corpus example), false (zero-shot), "
         "'corpus:SAMPLE_ID', or a folder holding task.py and solution.py.")})
-    prompt_variant: int = field(default=0, metadata={"help": f"Which of the corpus's {N_PROMPT_VARIANTS} note-free prompt phrasings to use (0-{N_PROMPT_VARIANTS - 1})."})
+    prompt_variant: int = field(default=0, metadata={"help": f"Which of the corpus's {N_PROMPT_VARIANTS} note-free prompt phrasings to use (0-{N_PROMPT_VARIANTS - 1}); full protocol only."})
     dtype: str = field(default="auto", metadata={"help": (
         f"Weights dtype, one of {DTYPES}; auto = the model's own (cuset.models: bfloat16 for the Qwen coders, "
         "float32 otherwise; a fine-tune takes its base model's), except under engine ctranslate2, where auto = int8 "
@@ -47,6 +48,9 @@ class GenerateConfig(ConfigFile):
     engine: str = field(default="auto", metadata={"help": (
         f"One of {ENGINES}; auto = vLLM when it is installed and a GPU is present, else transformers (the reference). "
         "ctranslate2: CTranslate2's CPU runtime on a once-converted copy of the model (cuset.generate.ct2).")})
+    protocol: str = field(default="full", metadata={"help": (
+        f"One of {PROTOCOLS}: full = the model writes the whole solution module; kernel-only = the task's Python wrapper "
+        "(from its reference solution) is given and the model writes only the CUDA source (cuset.generate.kernel_only).")})
     device: str = field(default="auto", metadata={"help": "transformers engine: 'auto' (cuda when available, else cpu), 'cpu', 'cuda' or 'cuda:N'."})
 
     def __post_init__(self) -> None:
@@ -67,6 +71,10 @@ class GenerateConfig(ConfigFile):
             (self.dtype != "int8" or self.engine in INT8_ENGINES, (
                 f"dtype='int8' with engine={self.engine!r}: int8 weights run under engine='ctranslate2' only; "
                 "switch the engine, or use dtype float32 / bfloat16 / auto.")),
+            (self.protocol in PROTOCOLS, f"protocol={self.protocol!r}: use one of {', '.join(PROTOCOLS)}."),
+            (self.protocol == "full" or self.prompt_variant == 0, (
+                f"prompt_variant={self.prompt_variant} with protocol={self.protocol!r}: the variants are phrasings of the corpus's "
+                "whole-module prompt; the kernel-only prompt has one wording (use prompt_variant 0).")),
             (self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"), f"device={self.device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'."),
         ]
         for ok, message in checks:

@@ -19,6 +19,9 @@ from typing import Any
 from cuset.generate.config import GenerateConfig
 from cuset.generate.engines import Engine, Request
 from cuset.generate.extract import extract_code
+from cuset.generate.kernel_only import build_prompt as kernel_prompt
+from cuset.generate.kernel_only import extract as kernel_extract
+from cuset.generate.kernel_only import wrappers_of
 from cuset.generate.prompts import build_prompt, encode_prompt, load_one_shot, render_prompt
 from cuset.generate.registry import make_engine
 from cuset.generate.source import resolve_source
@@ -91,12 +94,16 @@ class GenerateResult:
         return cls(generations, config, meta["model"], meta["stats"])
 
 
-def _requests(tasks: Mapping[str, str], config: GenerateConfig, tokenizer: Any) -> tuple[list[tuple[str, int]], list[Request]]:
+def _requests(tasks: Mapping[str, str], config: GenerateConfig, tokenizer: Any,
+              wrappers: Mapping[str, Any] | None = None) -> tuple[list[tuple[str, int]], list[Request]]:
     example = load_one_shot(config.one_shot)
     keys, requests = [], []
     for task_id, text in tasks.items():
         try:
-            messages = build_prompt(text, example, config.prompt_variant)
+            if wrappers is not None:
+                messages = kernel_prompt(text, wrappers[task_id], example)
+            else:
+                messages = build_prompt(text, example, config.prompt_variant)
         except ValueError as exc:
             raise ValueError(f"task {task_id!r}: {exc}") from None
         ids = encode_prompt(render_prompt(messages, tokenizer), tokenizer)
@@ -132,23 +139,29 @@ def generate(
     config: GenerateConfig | None = None,
     progress: Callable[[int, int], None] | None = None,
     engine: Engine | None = None,
+    references: Mapping[str, str] | None = None,
 ) -> GenerateResult:
     """Generate `config.n_samples` replies for every task (task id -> KernelBench module text).
 
     `progress(done, total)` counts replies (the CLI passes tqdm, the app a progress bar).
-    `engine` reuses a loaded model (`make_engine(config)`); by default one is loaded."""
+    `engine` reuses a loaded model (`make_engine(config)`); by default one is loaded.
+    Under `config.protocol` kernel-only, `references` (task id -> reference solution) give each
+    task's wrapper, and each Generation's code is the wrapper with the reply's CUDA source."""
     config = config or GenerateConfig()
     if not tasks:
         raise ValueError("No tasks to generate for: pass {task_id: task module text}.")
+    wrappers = None
+    if config.protocol == "kernel-only":
+        wrappers = wrappers_of({t: (references or {}).get(t, "") for t in tasks})
     engine = engine or make_engine(config, resolve_source(config.model))
-    keys, requests = _requests(tasks, config, engine.tokenizer)
+    keys, requests = _requests(tasks, config, engine.tokenizer, wrappers)
     config = _check_context(keys, requests, config, engine.context_length())
     started = time.perf_counter()
     completions = engine.run(requests, config, progress)
     seconds = time.perf_counter() - started
     generations: dict[str, list[Generation]] = {task_id: [] for task_id in tasks}
     for (task_id, index), request, done in zip(keys, requests, completions):
-        found = extract_code(done.text)
+        found = kernel_extract(done.text, wrappers[task_id]) if wrappers is not None else extract_code(done.text)
         generations[task_id].append(
             Generation(task_id, index, done.text, found.code, found.method, found.reason, found.syntax_ok,
                        len(done.token_ids), len(request.prompt_ids), done.seconds, done.finish_reason, request.seed)
@@ -167,6 +180,7 @@ def generate(
         "decoding": getattr(engine, "decoding", engine.name),
         "dtype": getattr(engine, "dtype", config.dtype),
         "batch_size": config.batch_size,
+        "protocol": config.protocol,
     }
     model = engine.source.to_dict() if engine.source is not None else {"spec": config.model}
     return GenerateResult(generations, config, model, stats)
