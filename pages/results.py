@@ -13,6 +13,7 @@ from cuset.experiment.background import following, log_tail, slow_units, start, 
 from cuset.experiment.runner import SlowHardwareError
 from cuset.failures import run_failures
 from cuset.figures.experiment import experiment_figure
+from cuset.generate.config import PROTOCOLS
 from cuset.models import BF16_SLOW_NOTE
 from cuset.overview import job_rows, local_time, run_model, run_names
 from pages.common import follow, job_table, sidebar
@@ -23,6 +24,7 @@ jobs.reconcile()
 follow("results", "jobs+results", every=3)
 store = ResultStore()
 model = st.session_state["model"]
+PROTOCOL_LABELS = {"full": "full: the model writes the whole module", "kernel-only": "kernel-only: the wrapper is given"}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -41,8 +43,16 @@ with st.form("start_eval"):
                            help="Leave empty to evaluate every level")
     split = c.selectbox("Split", ["both", "in_distribution", "held_out"], key="ev_split")
     limit = d.number_input("First N tasks (0 = all)", min_value=0, value=0, key="ev_limit")
+    e, f, _ = st.columns([2, 2, 2])
+    protocol = e.selectbox("Protocol", PROTOCOLS, key="ev_protocol", format_func=PROTOCOL_LABELS.get,
+                           help="kernel-only: the task's Python wrapper (from its reference solution) is in the prompt and the model "
+                                "writes only the CUDA source; its numbers are not comparable with the whole-module protocol's")
+    engine = f.selectbox("Generation engine", ("auto", "transformers", "ctranslate2"), key="ev_engine",
+                         help="ctranslate2: int8 on the CPU, several times the transformers loop's tokens/s (converted once per model)")
     if st.form_submit_button("Start evaluation"):
-        fields = {"levels": levels, "split": "" if split == "both" else split, "limit": int(limit)}
+        fields = {"levels": levels, "split": "" if split == "both" else split, "limit": int(limit), "protocol": protocol, "engine": engine}
+        if engine == "ctranslate2":
+            fields["dtype"] = "int8"
         if source.startswith("the suite"):
             fields["solutions"] = "reference"
         elif source.startswith("job "):

@@ -228,6 +228,31 @@ def test_results_page_shows_a_wrong_candidate_with_its_error_and_confidence_colo
     assert not app.exception
 
 
+def test_the_evaluate_form_starts_a_kernel_only_evaluation_on_ctranslate2(monkeypatch):
+    """The form's protocol and engine reach the submitted EvalConfig (int8 with ctranslate2)."""
+    from cuset.evaluate import evaluation
+    from cuset.jobs.store import Job
+
+    submitted = []
+
+    def submit(config):
+        submitted.append(config)
+        return Job(id=99, kind="eval", method="base", preset="cpu/generate", model=config.model, status="queued", phase="", step=0,
+                   total_steps=0, eta_s=None, pid=None, attempts=0, error="", created=0.0, started=None, finished=None, last_heartbeat=None)
+
+    monkeypatch.setattr(evaluation, "submit_evaluation", submit)
+    app = open_page("pages/results.py")
+    app.selectbox(key="ev_source").set_value("the base model (tiny)")
+    app.selectbox(key="ev_protocol").set_value("kernel-only")
+    app.selectbox(key="ev_engine").set_value("ctranslate2")
+    app.number_input(key="ev_limit").set_value(2)
+    next(b for b in app.button if b.label == "Start evaluation").click().run()
+    assert not app.exception, [e.message for e in app.exception]
+    assert any("Started evaluation job 99" in m.value for m in app.success)
+    (config,) = submitted
+    assert (config.protocol, config.engine, config.dtype, config.limit, config.model) == ("kernel-only", "ctranslate2", "int8", 2, "tiny")
+
+
 # --- what the pages show, below the widgets (cuset.overview, cuset.report) -------------------
 
 
