@@ -125,6 +125,8 @@ def test_results_page_shows_runs_side_by_side_and_one_candidate(page, app_url):
     changed = re.search(r"fixed in B: (\d+), broken in B: (\d+), unchanged: (\d+)", body)
     assert changed and int(changed.group(1)) + int(changed.group(2)) >= 1  # references vs planted bugs differ
     assert "Share correct by level" in page.content()
+    form = page.locator('[data-testid="stForm"]').first
+    assert "Protocol" in form.inner_text() and "Generation engine" in form.inner_text()
     screenshot(page, "results")
 
 
