@@ -499,6 +499,10 @@ def test_a_background_follower_is_seen_and_not_started_twice(tmp_path, monkeypat
         proc.kill()
         proc.wait()
     assert background.following("cpu-135m-test-name") is None
+    # a follower does not find itself: `--adopt` asks while its own argv names the experiment
+    itself = subprocess.run([sys.executable, "-c", "from cuset.experiment.background import following; print(following('cpu-135m-test-name'))",
+                             "analysis.experiment", "cpu-135m-test-name"], capture_output=True, text=True, check=True)
+    assert itself.stdout.strip() == "None"
     monkeypatch.setattr(background, "following", lambda name: 4321)
     with pytest.raises(ValueError, match="already running \\(process 4321\\)"):
         background.start("cpu-135m")

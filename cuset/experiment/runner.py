@@ -616,8 +616,13 @@ def missing_rows(units: list[Unit], state: State, candidates: Any) -> list[Unit]
 
 def following(name: str) -> int | None:
     """The pid of a live `python -m analysis.experiment NAME` process (started here or by hand
-    in a shell), else None: two followers of one experiment would race on its state.json."""
+    in a shell) other than this one, else None: two followers of one experiment would race on its
+    state.json. This process is left out, so that `--adopt` does not find itself."""
+    import os
+
     for entry in Path("/proc").glob("[0-9]*"):
+        if entry.name == str(os.getpid()):
+            continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
