@@ -40,7 +40,8 @@ def test_regions_page(page, app_url):
 
 def test_tuning_threshold_moves_masked_fraction(page, app_url):
     page.goto(f"{app_url}/tuning")
-    page.get_by_text("Masked tokens").wait_for(timeout=90_000)
+    # The metric's own label: a caption below ("..% of the masked tokens") also holds the words.
+    page.locator('[data-testid="stMetric"]').filter(has_text="Masked tokens").first.wait_for(timeout=90_000)
     wait_idle(page)
     before = metric_value(page, "Masked tokens")
     slider = page.get_by_role("slider", name="Quantile q")
