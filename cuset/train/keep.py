@@ -7,6 +7,10 @@ experiment whose workspace was replaced evaluates the same weights instead of tr
 Of a LoRA fine-tune the adapter (tens of MB) and the job's records are kept, with each adapter
 file's size and sha256 in kept.json; of a full fine-tune only the records (its weights are
 hundreds of MB), which no restore makes a model. Both copies are whole or not at all.
+
+An adapter another results folder keeps already (e.g. the pilot's fine-tune adopted by a later
+experiment) is not copied again: kept.json names that folder (`same_as`, relative) and restore
+reads the weights from there, checked against the same sizes and sha256.
 """
 
 from __future__ import annotations
@@ -48,14 +52,43 @@ def _adapter_digests(final: Path) -> dict[str, Any] | None:
     return None if None in records.values() else records
 
 
+def _final_of(kept: Path, meta: dict[str, Any]) -> Path:
+    """The final/ folder holding the adapter kept.json describes: the kept folder's own, or
+    that of the folder it names as `same_as`."""
+    twin = meta.get("same_as")
+    return (kept / twin).resolve() / "final" if isinstance(twin, str) and twin else kept / "final"
+
+
+def _twin(dest: Path, digests: dict[str, Any]) -> Path | None:
+    """Another results folder's kept copy of the same adapter (its own final/, whose files match
+    `digests`), or None: the folders searched are RESULTS/*/models/* beside dest's RESULTS/NAME/models/UNIT."""
+    parents = dest.resolve().parents
+    if len(parents) < 3:
+        return None
+    results = parents[2]
+    for marker in sorted(results.glob(f"*/{dest.parent.name}/*/{KEPT_MARKER}")):
+        folder = marker.parent
+        if folder == dest.resolve():
+            continue
+        try:
+            meta = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            continue
+        if not meta.get("same_as") and meta.get("files") == digests and _adapter_digests(folder / "final") == digests:
+            return folder
+    return None
+
+
 def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None) -> str:
     """Copy completed fine-tune `job_id`'s LoRA adapter (final/: adapter config and weights,
     the tokenizer is its base's) and its records into `dest`, whole or not at all; kept.json
     records each adapter file's size and sha256; of a full fine-tune only the records are kept
     (`_keep_records`). Returns a line saying what was kept, or why not (no final model, an
     adapter over `limit_mb`, a disk error);
-    '' when `dest` already holds this adapter (a copy of another is replaced). The job's files
-    are read from this workspace's jobs folder, so `store` must be this workspace's."""
+    '' when `dest` already holds this adapter (a copy of another is replaced). Where another
+    results folder keeps the same adapter (`_twin`), kept.json names it instead of a second copy
+    of the weights. The job's files are read from this workspace's jobs folder, so `store` must be
+    this workspace's."""
     dest = Path(dest)
     job = (store or JobStore()).get(job_id)
     if job.kind != "train" or job.status != COMPLETED:
@@ -73,18 +106,25 @@ def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobSto
     replaced = ""
     if (dest / KEPT_MARKER).is_file():
         try:
-            if json.loads((dest / KEPT_MARKER).read_text()).get("files") == digests == _adapter_digests(dest / "final"):
+            old = json.loads((dest / KEPT_MARKER).read_text())
+            if old.get("files") == digests == _adapter_digests(_final_of(dest, old)):
                 return ""
         except (OSError, ValueError):
             pass
         replaced = " (replacing the copy of another adapter there)"
     meta = {"job": job.id, "method": job.method, "preset": job.preset, "model": job.model, "started": job.started,
             "finished": job.finished, "steps": job.step, "adapter_mb": round(size_mb, 1), "files": digests}
+    twin = _twin(dest, digests)
+    if twin is not None:
+        meta["same_as"] = os.path.relpath(twin, dest.resolve())
     try:
         contents = {**_record_contents(job), KEPT_MARKER: json.dumps(meta, indent=2).encode()}
-        _replace_folder(dest, contents, {f"final/{f.name}": f for f in files})
+        _replace_folder(dest, contents, {} if twin else {f"final/{f.name}": f for f in files})
     except OSError as exc:
         return f"job {job_id}'s adapter not kept in {dest}: {exc}"
+    if twin is not None:
+        return (f"job {job_id}'s records kept in {dest}; its adapter ({size_mb:.0f} MB) is the one kept in {twin}, "
+                f"named there, not copied{replaced}")
     return f"job {job_id}'s adapter ({size_mb:.0f} MB) and records kept in {dest}{replaced}"
 
 
@@ -148,17 +188,23 @@ def restore_finished(kept: Path, store: JobStore | None = None) -> Job | None:
         method, preset, model, recorded = meta["method"], meta["preset"], meta["model"], meta["files"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise JobError(f"{kept}: not a readable kept fine-tune ({type(exc).__name__}: {exc})") from None
+    final = _final_of(kept, meta)
     for name in ADAPTER_FILES:
-        path = kept / "final" / name
+        path = final / name
         have = _file_record(path)
         if have is None or have != recorded.get(name):
-            raise JobError(f"{path}: {'missing' if have is None else 'not the adapter kept.json records (size or sha256 differ)'}; "
-                           "the copy is incomplete (a partial checkout, or a Git LFS pointer?)")
+            named = f" (kept.json names {meta['same_as']} as the folder keeping it)" if meta.get("same_as") else ""
+            raise JobError(f"{path}: {'missing' if have is None else 'not the adapter kept.json records (size or sha256 differ)'}"
+                           f"{named}; the copy is incomplete (a partial checkout, or a Git LFS pointer?)")
     jobs_dir().mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".restoring-", dir=jobs_dir()))
     job_id = None
     try:
         shutil.copytree(kept, tmp, dirs_exist_ok=True)
+        if final != kept / "final":
+            (tmp / "final").mkdir(exist_ok=True)
+            for name in ADAPTER_FILES:
+                shutil.copyfile(final / name, tmp / "final" / name)
         (tmp / KEPT_MARKER).unlink()
         config.output_dir = ""
         config.save(tmp / "config.yaml")

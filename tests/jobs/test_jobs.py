@@ -269,3 +269,31 @@ def test_a_job_with_nothing_done_yet_reports_its_time_left_as_unknown_not_zero(w
     assert seen[0] is None
     assert seen[1] is not None and seen[1] > 0
     assert store.get(job_id).status == "completed"
+
+
+def test_an_adapter_another_results_folder_keeps_is_named_not_copied(workspace, tmp_path, monkeypatch):
+    """A later experiment adopting the pilot's (restored) fine-tune keeps its records and names
+    the pilot's copy in kept.json instead of a second copy of the weights; restoring it reads the
+    weights from there, and says which folder is missing when that copy is gone."""
+    from cuset.train.keep import KEPT_MARKER, keep_finished, restore_finished
+
+    job = _finished_lora_job(jobs.JobStore())
+    first = tmp_path / "results" / "pilot" / "models" / "tiny-cuset-s42"
+    assert f"kept in {first}" in keep_finished(job.id, first)
+    second = tmp_path / "results" / "later" / "models" / "tiny-cuset-s42"
+    line = keep_finished(job.id, second)
+    assert f"is the one kept in {first}" in line and "not copied" in line
+    meta = json.loads((second / KEPT_MARKER).read_text())
+    assert meta["same_as"] == "../../../pilot/models/tiny-cuset-s42" and not (second / "final").exists()
+    assert meta["files"] == json.loads((first / KEPT_MARKER).read_text())["files"]
+    assert keep_finished(job.id, second) == ""  # kept already (by name)
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh-ws"))
+    store = jobs.JobStore()
+    restored = restore_finished(second, store)
+    for name in ("adapter_config.json", "adapter_model.safetensors"):
+        assert (restored.folder / "final" / name).read_bytes() == (first / "final" / name).read_bytes()
+    (first / "final" / "adapter_model.safetensors").unlink()
+    with pytest.raises(jobs.JobError, match=r"adapter_model.safetensors: missing \(kept.json names ../../../pilot"):
+        restore_finished(second, store)
+    assert [j.id for j in store.list()] == [restored.id]  # the failed restore added no job
