@@ -24,7 +24,7 @@
 #include <vector>
 
 extern "C" {
-// Mirrored by ctypes in cuset/evaluate/cpu/kernelbench.py: keep the two in step.
+// Mirrored by ctypes in cuset/evaluate/cpu/shim.py: keep the two in step.
 struct cuset_value {
   int32_t kind;      // cuset_bind::Kind
   int32_t dtype;     // tensor: c10::ScalarType; dtype values too
