@@ -10,7 +10,8 @@
 one of `STATUSES`; only bad arguments raise. `Outcome.isolation` records what was applied:
 
 - A launcher (sandbox_launcher.py beside this file, run as a script, `python -I -S
-  sandbox_launcher.py SPEC_FD`, so the caller needs no thread-unsafe `preexec_fn`) unshares new user, pid, mount, IPC and network namespaces. Where
+  sandbox_launcher.py SPEC_FD`, so the caller needs no thread-unsafe `preexec_fn`) unshares
+  new user, pid, mount, IPC and network namespaces. Where
   the OS refuses, the run goes on without them (as root, without the user namespace first) and
   `isolation["notes"]` says what is missing.
 - user namespace: RLIMIT_NPROC counts a uid's processes per user namespace, so the process
@@ -176,7 +177,7 @@ def run(argv: Sequence[str | os.PathLike], *, cwd: Path, limits: Limits, env: di
     spec = _spec(argv, cwd, limits, _environment(cwd, env or {}), [Path(p).resolve() for p in keep_paths])
     started = time.monotonic()
     report_r, report_w = os.pipe()
-    spec["report_fd"], spec["launcher_name"] = report_w, _LAUNCHER_NAME
+    spec["report_fd"] = report_w
     try:
         with _data_file(stdin) as stdin_file, _data_file(json.dumps(spec).encode()) as spec_file:
             proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", str(_LAUNCHER), str(spec_file.fileno())], stdin=stdin_file,
@@ -261,7 +262,7 @@ def _spec(argv: list[str], cwd: Path, limits: Limits, env: dict[str, str], keep:
     memory = None if limits.memory_mb is None else limits.memory_mb * 2**20
     return {
         "argv": argv, "cwd": str(cwd), "env": env, "network": limits.network, "drop_to": [uid, gid] if root else None,
-        "masks": masks, "binds": binds, "tmpfs_mb": limits.file_mb, "backstop_s": math.ceil(limits.wall_s) + 10,
+        "launcher_name": _LAUNCHER_NAME, "masks": masks, "binds": binds, "tmpfs_mb": limits.file_mb, "backstop_s": math.ceil(limits.wall_s) + 10,
         "rlimits": {"CPU": [cpu, cpu + 1], "AS": [memory, memory], "NPROC": [limits.processes] * 2,
                     "FSIZE": [limits.file_mb * 2**20] * 2, "CORE": [0, 0]},
     }
