@@ -11,6 +11,7 @@ from cuset.evaluate.results import ResultStore, results_csv
 from cuset.experiment import RESULTS_DIR, kept_replies, list_experiments, load_experiment, read_replies, read_results
 from cuset.experiment.background import following, log_tail, slow_units, start, units_table
 from cuset.experiment.runner import SlowHardwareError
+from cuset.experiment.validation import read_validation
 from cuset.failures import run_failures
 from cuset.figures.experiment import experiment_figure
 from cuset.generate.config import PROTOCOLS
@@ -135,27 +136,39 @@ if names_x:
             tail = log_tail(exp_name, 8)
             if tail:
                 st.code(tail, language=None)
-        try:
-            _, exp_summary, exp_paired = read_results(RESULTS_DIR / exp.name)
-        except ValueError:
-            st.info(f"No results for {exp_name} yet: they appear here after its first evaluation pass finishes.")
-        else:
-            if exp_summary.empty:
-                st.info(f"No evaluated candidates in analysis/results/{exp.name}/ yet.")
+        if exp.validation:  # fine-tunes judged by their held-out NLL: no pass, no candidates
+            try:
+                means, chosen_x = read_validation(RESULTS_DIR / exp.name)
+            except ValueError:
+                st.info(f"No results for {exp_name} yet: they appear here as its fine-tunes finish.")
             else:
-                st.markdown("pass@1 by method, with 95% intervals (Wilson with one candidate per task, else a bootstrap over tasks)")
-                percent = st.column_config.NumberColumn(format="percent")
-                st.dataframe(exp_summary, hide_index=True, key="ex_summary",
-                             column_config={c: percent for c in exp_summary.columns if c.startswith(("pass@", "compile_"))})
-                st.markdown("Each method against sft, paired by task: the share of candidates correct, and the share that compile "
-                            "(bootstrap 95% interval of the difference; exact sign test)")
-                if exp_paired.empty:
-                    st.info("No paired comparison yet: it needs sft and another method evaluated on the same tasks.")
+                st.markdown("A validation experiment: each fine-tune's plain NLL on held-out corpus samples (never the suite's tasks), "
+                            "its training NLL over all response tokens, and its mask at the base model's scores")
+                st.dataframe(means, hide_index=True, key="ex_validation")
+                st.markdown(f"**Chosen:** `{chosen_x}`, the lowest held-out NLL among the cuset fine-tunes" if chosen_x
+                            else "No cuset fine-tune has a held-out NLL yet.")
+        else:
+            try:
+                _, exp_summary, exp_paired = read_results(RESULTS_DIR / exp.name)
+            except ValueError:
+                st.info(f"No results for {exp_name} yet: they appear here after its first evaluation pass finishes.")
+            else:
+                if exp_summary.empty:
+                    st.info(f"No evaluated candidates in analysis/results/{exp.name}/ yet.")
                 else:
-                    st.dataframe(exp_paired, hide_index=True, key="ex_paired",
-                                 column_config={**{c: percent for c in ("mean_method", "mean_reference", "diff", "diff_low", "diff_high")},
-                                                "sign_p": st.column_config.NumberColumn("sign test p", format="%.3g")})
-                st.image(_experiment_png(exp.name, _results_stamp(exp.name)))
+                    st.markdown("pass@1 by method, with 95% intervals (Wilson with one candidate per task, else a bootstrap over tasks)")
+                    percent = st.column_config.NumberColumn(format="percent")
+                    st.dataframe(exp_summary, hide_index=True, key="ex_summary",
+                                 column_config={c: percent for c in exp_summary.columns if c.startswith(("pass@", "compile_"))})
+                    st.markdown("Each method against sft, paired by task: the share of candidates correct, and the share that compile "
+                                "(bootstrap 95% interval of the difference; exact sign test)")
+                    if exp_paired.empty:
+                        st.info("No paired comparison yet: it needs sft and another method evaluated on the same tasks.")
+                    else:
+                        st.dataframe(exp_paired, hide_index=True, key="ex_paired",
+                                     column_config={**{c: percent for c in ("mean_method", "mean_reference", "diff", "diff_low", "diff_high")},
+                                                    "sign_p": st.column_config.NumberColumn("sign test p", format="%.3g")})
+                    st.image(_experiment_png(exp.name, _results_stamp(exp.name)))
         kept = kept_replies(RESULTS_DIR / exp.name)
         with st.expander(f"Replies kept with the results ({len(kept)} of its evaluation passes)", expanded=False):
             if not kept:

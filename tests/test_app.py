@@ -474,3 +474,26 @@ def test_results_page_warns_before_starting_a_bfloat16_experiment_where_bfloat16
     fast = open_page("pages/results.py")  # cpu-135m, also bfloat16: no warning where bfloat16 is fast
     assert not any("bfloat16" in w.value for w in fast.warning)
 
+
+
+def test_results_page_shows_a_validation_experiment_by_its_held_out_nll(tmp_path, monkeypatch):
+    import pandas as pd
+
+    import cuset.experiment
+    from cuset.experiment import background
+    from cuset.experiment.validation import COLUMNS, write_validation
+
+    monkeypatch.setattr(cuset.experiment, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(background, "RESULTS_DIR", tmp_path)
+    app = open_page("pages/results.py")
+    app.selectbox(key="ex_pick").set_value("cpu-coder-validation").run()
+    assert not app.exception, [e.message for e in app.exception]
+    assert any("appear here as its fine-tunes finish" in i.value for i in app.info)
+    rows = [dict(zip(COLUMNS, ["coder-0.5b", m, o, 42, nll, 900, 32, 0.7, 0.2, 32, 0.25, 0.0, 20.0]))
+            for m, o, nll in [("sft", "sft", 0.40), ("cuset", "cuset", 0.55), ("cuset-cuda", "cuset", 0.45)]]
+    write_validation(tmp_path / "cpu-coder-validation", pd.DataFrame(rows))
+    app.run()
+    assert not app.exception, [e.message for e in app.exception]
+    table = next(d.value for d in app.dataframe if "heldout_nll" in d.value.columns)
+    assert list(table["method"]) == ["sft", "cuset", "cuset-cuda"]
+    assert any("**Chosen:** `cuset-cuda`" in m.value for m in app.markdown)

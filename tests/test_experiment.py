@@ -89,7 +89,8 @@ def test_shipped_experiments_are_the_issues_two():
         ({"preset": "laptop"}, "valid: tiny, cpu, cpu-coder, gpu"),
         ({"evaluation": {"n_samples": 2, "temperature": 0.0}}, "needs temperature > 0"),
         ({"evaluation": {"options": {"trails": 5}}}, r"unknown field\(s\) \['trails'\]"),
-        ({"evaluation": {"greedy": False}}, "nothing is evaluated"),
+        ({"evaluation": {"greedy": False}}, "train sets no holdout, so nothing is measured"),
+        ({"evaluation": {"greedy": False}, "methods": ["base", "sft"], "train": {"holdout": 2}}, "`base` has no fine-tune to validate"),
         ({"estimate": {"eval_min": 3}}, "valid: train_min, greedy_min, sampled_min"),
     ],
 )
@@ -698,3 +699,43 @@ def test_a_full_fine_tune_kept_as_records_only_is_trained_again_and_says_why(tmp
     (kept_model(state, key) / "result.json").write_text("{}")
     restored, why = _restore(config, units, state, key, jobs.JobStore())
     assert restored is None and why.endswith("keeps its records only (a full fine-tune's weights are not kept)")
+
+
+def test_a_validation_experiment_keeps_records_only_and_chooses_by_held_out_nll(tmp_path, monkeypatch):
+    """No evaluation pass, train holdout: the done fine-tunes' records (not their adapters) are
+    kept, and the results are their held-out NLL, the lowest of the cuset ones named."""
+    from cuset import jobs
+    from cuset.experiment import runner
+    from cuset.experiment.validation import markdown
+    from tests.jobs.test_jobs import _finished_lora_job
+
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    config = ExperimentConfig.from_dict({**TINY, "methods": ["sft", "cuset", "cuset-cuda"], "variants": {"cuset-cuda": {"method": "cuset", "objective": {"mask_scope": "cuda"}}},
+                                         "train": {**TINY["train"], "holdout": 2, "lora_r": 4, "lora_alpha": 8},
+                                         "evaluation": {"greedy": False, "n_samples": 0}})
+    assert config.validation
+    units = plan(config)
+    assert [u.key for u in units] == ["train/tiny/sft/s42", "train/tiny/cuset/s42", "train/tiny/cuset-cuda/s42"]  # no evaluation
+    state = State(tmp_path / "results" / "state.json")
+    store = jobs.JobStore()
+    figures = {"sft": (1.0, "sft"), "cuset": (3.0, "cuset"), "cuset-cuda": (2.0, "cuset")}
+    for unit in units:
+        job = _finished_lora_job(store)
+        nll, method = figures[unit.method]
+        (job.folder / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "nll": 2.0 - 0.1 * s}) + "\n" for s in range(1, 11)))
+        store.update(job.id, result={**job.result, "method": method, "train_s": 120.0, "heldout": {"nll": nll, "n_tokens": 50, "n_samples": 2},
+                                     "objective": {"masked_fraction": 0.25, "masked_fraction_outside_cuda": 0.0 if unit.method != "cuset" else 0.3}})
+        state.units[unit.key] = UnitState(status="done", job=job.id, job_created=job.created, attempts=1, started=1.0, finished=61.0)
+    events = runner.advance(config, units, state)
+    kept = tmp_path / "results" / "models" / "tiny-cuset-cuda-s42"
+    assert any("records only were asked for" in e for e in events), events
+    assert (kept / "result.json").is_file() and not (kept / "final").exists()  # records, not the adapter
+    runner.write_results_of(config, units, state, tmp_path / "results", runner.progress_of(config, units, state))
+    frame = pd.read_csv(tmp_path / "results" / "validation.csv")
+    assert dict(zip(frame["method"], frame["heldout_nll"])) == {"sft": 1.0, "cuset": 3.0, "cuset-cuda": 2.0}
+    assert frame["train_nll_first"].iloc[0] == pytest.approx(1.7) and frame["train_nll_last"].iloc[0] == pytest.approx(1.2)
+    summary = json.loads((tmp_path / "results" / "summary.json").read_text())
+    assert summary["chosen"] == "cuset-cuda" and summary["validation"] is True  # sft is lower, but it is not a cuset variant
+    table = (tmp_path / "results" / "table.md").read_text()
+    assert "**Chosen: `cuset-cuda`**, the lowest held-out NLL among the cuset fine-tunes (2.0000; sft 1.0000)" in table
+    assert "No cuset fine-tune" in markdown(frame.iloc[:0])

@@ -25,6 +25,11 @@
     registration: {primary: pass@1, mode: sampled, comparisons: [cuset - sft], n_samples: 4,
                    tasks: 49, alpha: 0.05, registered: 2026-12-05}   # optional, cuset.experiment.registration
 
+A validation experiment evaluates nothing on the test tasks (`evaluation: {greedy: false,
+n_samples: 0}`): its fine-tunes keep `train: {holdout: N}` corpus samples out, and the results
+compare their held-out NLL (cuset.experiment.validation), which is how an objective variant is
+chosen before the test tasks are run (issue 31).
+
 Unknown keys, methods or presets are rejected with the list of valid ones, and every train
 override and evaluation setting is checked by building the TrainConfig / EvalConfig it makes,
 so a typo fails before anything runs. A variant's name stands for the method everywhere in
@@ -72,8 +77,6 @@ class EvalSettings(ConfigFile):
     options: dict[str, Any] = field(default_factory=dict, metadata={"help": "Any other EvalConfig field (trials, tolerance, timeout_s, ...)."})
 
     def __post_init__(self) -> None:
-        if not self.greedy and self.n_samples < 1:
-            raise ValueError("evaluation: set greedy: true or n_samples >= 1, or nothing is evaluated.")
         if self.n_samples and self.temperature <= 0:
             raise ValueError(f"evaluation: n_samples={self.n_samples} needs temperature > 0 (e.g. 0.8); greedy replies come from greedy: true.")
         reserved = sorted(set(self.options) & {"model", "method", "seed", "label", "n_samples", "temperature", "train_job", "solutions"})
@@ -160,6 +163,8 @@ class ExperimentConfig(ConfigFile):
             if not ok:
                 raise ValueError(f"experiment {self.name or '(unnamed)'}: {message}")
         self.seeds = [int(s) for s in self.seeds]
+        if not self.evaluation.modes:
+            self._check_validation()
         if self.select:
             from cuset.selection import BY, selection_size
 
@@ -187,6 +192,22 @@ class ExperimentConfig(ConfigFile):
                 self.registration.check(self)
             except ValueError as exc:
                 raise ValueError(f"experiment {self.name}, registration: {exc}") from None
+
+    @property
+    def validation(self) -> bool:
+        """A validation experiment: fine-tunes judged by their held-out NLL, no evaluation pass."""
+        return not self.evaluation.modes
+
+    def _check_validation(self) -> None:
+        where = f"experiment {self.name or '(unnamed)'}"
+        if BASE in self.methods:
+            raise ValueError(f"{where}: evaluation sets no pass (greedy: false, n_samples: 0), so this is a validation experiment, "
+                             f"and `{BASE}` has no fine-tune to validate; remove it, or set greedy: true or n_samples >= 1.")
+        if int(self.train.get("holdout", 0) or 0) < 1:
+            raise ValueError(f"{where}: evaluation sets no pass (greedy: false, n_samples: 0) and train sets no holdout, so nothing is "
+                             "measured: set greedy: true or n_samples >= 1, or train: {holdout: N} for a validation experiment.")
+        if self.registration is not None:
+            raise ValueError(f"{where}: a validation experiment registers nothing (it chooses what a later experiment registers); remove registration.")
 
     def _check_variants(self) -> None:
         variants = {}

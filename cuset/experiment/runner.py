@@ -238,7 +238,7 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
     for unit in units:  # first what the jobs did, so that a fine-tune just finished counts below
         us = state.of(unit)
         if unit.kind == "train" and us.status == DONE:
-            event = _keep(unit, us, store, state)
+            event = _keep(unit, us, store, state, records_only=config.validation)
             if event:
                 events.append(event)
         if us.status in (DONE, FAILED) or us.job is None:
@@ -295,9 +295,10 @@ def kept_model(state: State, unit_key: str) -> Path:
     return state.path.parent / KEPT_MODELS / unit_key.removeprefix("train/").replace("/", "-")
 
 
-def _keep(unit: Unit, us: UnitState, store: Any, state: State) -> str:
+def _keep(unit: Unit, us: UnitState, store: Any, state: State, records_only: bool = False) -> str:
     """A done fine-tune whose job is in this workspace and whose adapter is not kept yet: keep it
-    (cuset.train.keep.keep_finished); an event line, or '' when nothing was done."""
+    (cuset.train.keep.keep_finished; its records only with `records_only`, as a validation
+    experiment does: nothing evaluates its model later); an event line, or '' when nothing was done."""
     from cuset.train import keep
 
     dest = kept_model(state, unit.key)
@@ -305,7 +306,7 @@ def _keep(unit: Unit, us: UnitState, store: Any, state: State) -> str:
     if told in _KEEP_TOLD or us.job is None or _own_job(store, us) is None:
         return ""
     _KEEP_TOLD.add(told)  # once per process: the adapter is hashed, and a full fine-tune's "not kept" said once
-    line = keep.keep_finished(us.job, dest, store=store)
+    line = keep.keep_finished(us.job, dest, store=store, records_only=records_only)
     return f"{unit.key}: {line}" if line else ""
 
 
@@ -574,7 +575,7 @@ def run_experiment(config: ExperimentConfig, out_dir: str | Path, poll_s: float 
             on_progress(progress, events)
         if progress.finished or not wait:
             break
-        if any(e.startswith("eval/") and ": done" in e for e in events):  # commit-able after every evaluation
+        if any((e.startswith("eval/") or config.validation) and ": done" in e for e in events):  # commit-able after every evaluation
             write_results_of(config, units, state, out, progress)
         time.sleep(poll_s)
     write_results_of(config, units, state, out, progress)
@@ -592,6 +593,12 @@ def write_results_of(config: ExperimentConfig, units: list[Unit], state: State, 
     failed = {k: v.error for k, v in state.units.items() if v.status == FAILED}
     minutes = {u.key: round((state.units[u.key].finished - state.units[u.key].started) / 60, 1) for u in units
                if u.key in state.units and state.units[u.key].finished and state.units[u.key].started}
+    if config.validation:  # no evaluation: the fine-tunes' held-out NLL (cuset.experiment.validation)
+        from cuset.experiment.validation import validation_rows, write_validation
+
+        done = [u for u in units if state.units.get(u.key) is not None and state.units[u.key].status == DONE]
+        return write_validation(out, validation_rows(done, lambda key: kept_model(state, key)),
+                                {"experiment": config.name, "units": len(units), "done": progress.done, "failed": failed, "unit_minutes": minutes})
     generation = {u.key: state.units[u.key].generation for u in units if u.key in state.units and state.units[u.key].generation}
     stored = stored_runs(units, state, config.name)
     candidates = collect(units, state, committed_candidates(out), config.name, stored)
@@ -666,7 +673,7 @@ def dry_run(config: ExperimentConfig, out_dir: str | Path) -> list[str]:
         f"{m} {config.seeds_of(m)}" for m in config.methods)
     lines = [f"experiment {config.name}: {len(config.models)} model(s) x {len(config.methods)} method(s) x {seeds} "
              f"-> {sum(u.kind == 'train' for u in units)} fine-tunes, {sum(u.kind == 'eval' for u in units)} evaluation passes "
-             f"({', '.join(config.evaluation.modes)}); results in {out}"]
+             f"({', '.join(config.evaluation.modes) or 'a validation experiment: their held-out NLL'}); results in {out}"]
     todo_min = 0.0
     for unit in units:
         us = state.units.get(unit.key)
@@ -677,7 +684,7 @@ def dry_run(config: ExperimentConfig, out_dir: str | Path) -> list[str]:
         what = f"job {us.job}, {us.status}" if us is not None and us.job is not None else "to submit"
         if unit.kind == "train":
             c = config.train_config(unit.model, unit.method, unit.seed)
-            detail = f"{c.preset}: {c.max_samples or 'all'} samples <= {c.max_length} tokens ({c.overlength}), {c.max_steps or c.epochs} {'steps' if c.max_steps else 'epochs'} of {c.batch_size}x{c.grad_accum}, lora_r {c.lora_r}"
+            detail = f"{c.preset}: {c.max_samples or 'all'} samples <= {c.max_length} tokens ({c.overlength}), {c.max_steps or c.epochs} {'steps' if c.max_steps else 'epochs'} of {c.batch_size}x{c.grad_accum}, lora_r {c.lora_r}" + (f", {c.holdout} held out" if c.holdout else "")
         else:
             e = config.evaluation
             detail = f"{e.suite} levels {e.levels or 'all'}{' ' + e.split if e.split else ''}, " + (

@@ -76,7 +76,8 @@ class TrainConfig(ConfigFile):
     model: str = field(default="smollm2-135m", metadata={"help": "Model name, local folder or hub id (see cuset.models)."})
     data: str = field(default="bundled", metadata={"help": "'bundled', a .jsonl/.parquet file or hf:NAME (see cuset.data.load)."})
     objective: str | dict[str, Any] = field(default="", metadata={"help": "Objective config: '' (defaults), a saved name, a YAML/JSON path, or the config itself."})
-    max_samples: int = field(default=0, metadata={"help": "Train on this many samples, evenly spread over the data set (0 = all)."})
+    max_samples: int = field(default=0, metadata={"help": "Train on this many samples, evenly spread over the data set (0 = all); after holdout."})
+    holdout: int = field(default=0, metadata={"help": "Keep this many samples (evenly spread) out of training; the final model's plain NLL on them goes to result.json (cuset.train.heldout)."})
     max_length: int = field(default=2112, metadata={"help": "Longest prompt+response in tokens (with the chat template and end of turn)."})
     overlength: str = field(default="drop", metadata={"help": f"Samples longer than max_length, one of {OVERLENGTH}: drop them (the model never sees a half sample), or cut them at max_length (counted and logged)."})
     epochs: float = field(default=3.0, metadata={"help": "Passes over the data (used when max_steps is 0)."})
@@ -108,6 +109,7 @@ class TrainConfig(ConfigFile):
             (bool(self.model.strip()), "model is empty: name a model ('smollm2-135m', 'coder-0.5b', 'tiny', a folder or a hub id)."),
             (bool(self.data.strip()), "data is empty: use 'bundled', a .jsonl/.parquet file or hf:NAME."),
             (self.max_samples >= 0, f"max_samples={self.max_samples}: use 0 (all) or a positive count."),
+            (self.holdout >= 0, f"holdout={self.holdout}: use 0 (none) or a positive count of samples kept out of training."),
             (self.max_length >= 16, f"max_length={self.max_length}: use at least 16 tokens."),
             (self.overlength in OVERLENGTH, f"overlength={self.overlength!r}: use one of {', '.join(OVERLENGTH)}."),
             (0.0 <= self.profit_threshold < 1.0, f"profit_threshold={self.profit_threshold}: use a probability in [0, 1)."),

@@ -79,7 +79,7 @@ def _twin(dest: Path, digests: dict[str, Any]) -> Path | None:
     return None
 
 
-def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None) -> str:
+def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobStore | None = None, records_only: bool = False) -> str:
     """Copy completed fine-tune `job_id`'s LoRA adapter (final/: adapter config and weights,
     the tokenizer is its base's) and its records into `dest`, whole or not at all; kept.json
     records each adapter file's size and sha256; of a full fine-tune only the records are kept
@@ -88,11 +88,14 @@ def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobSto
     '' when `dest` already holds this adapter (a copy of another is replaced). Where another
     results folder keeps the same adapter (`_twin`), kept.json names it instead of a second copy
     of the weights. The job's files are read from this workspace's jobs folder, so `store` must be
-    this workspace's."""
+    this workspace's. `records_only` keeps the records of a LoRA fine-tune too, without its adapter
+    (a validation experiment's: read, never evaluated)."""
     dest = Path(dest)
     job = (store or JobStore()).get(job_id)
     if job.kind != "train" or job.status != COMPLETED:
         return f"job {job_id} is not a completed fine-tune ({job.kind}, {job.status}); nothing kept"
+    if records_only:
+        return _keep_records(job, dest, "records only were asked for")
     final = Path(str(job.result.get("final_model") or job_folder(job_id) / "final"))
     files = [final / name for name in ADAPTER_FILES]
     if not final.is_dir():
@@ -136,13 +139,13 @@ def _record_contents(job: Job) -> dict[str, bytes]:
     return contents
 
 
-def _keep_records(job: Job, dest: Path) -> str:
-    """A full fine-tune's records without its weights (hundreds of MB): its config, data counts,
+def _keep_records(job: Job, dest: Path, why: str = "a full fine-tune's weights are too large to commit") -> str:
+    """A fine-tune's records without its weights (a full fine-tune's are hundreds of MB): its config, data counts,
     per-step metrics, log and result, so a results folder still shows how it trained (its loss
     and NLL curves) after the workspace is gone. No kept.json, so nothing restores it as a model;
     a kept adapter already in `dest` is left alone. '' when `dest` holds these records already."""
     if (dest / KEPT_MARKER).is_file():
-        return f"job {job.id} is a full fine-tune and {dest} holds a kept adapter; left as it is"
+        return f"job {job.id}'s records: {dest} holds a kept adapter; left as it is"
     try:
         contents = _record_contents(job)
         if all((dest / name).is_file() and (dest / name).read_bytes() == data for name, data in contents.items()):
@@ -150,7 +153,7 @@ def _keep_records(job: Job, dest: Path) -> str:
         _replace_folder(dest, contents)
     except OSError as exc:
         return f"job {job.id}'s records not kept in {dest}: {exc}"
-    return f"job {job.id} is a full fine-tune: its records kept in {dest}, not its weights (too large to commit)"
+    return f"job {job.id}: its records kept in {dest}, not its weights ({why})"
 
 
 def _replace_folder(dest: Path, contents: dict[str, bytes], copies: dict[str, Path] | None = None) -> None:

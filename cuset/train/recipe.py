@@ -7,7 +7,8 @@ Steps, in order (each a method, so tests can run part of it):
 
     _training_arguments  TrainingArguments (initialises the process group under torchrun)
     _setup_tokenizer     the model's tokenizer and fingerprint (as scoring names them)
-    _setup_data          load the data set, keep `max_samples` evenly spread samples
+    _setup_data          load the data set, keep `holdout` evenly spread samples out of training,
+                         then `max_samples` evenly spread samples of the rest
     _check_lengths       render each sample as scoring does; count those longer than max_length
                          and drop them (`overlength: drop`) or keep them cut and flagged
                          (`cut`); the counts go to the log, data.json and result.json
@@ -20,7 +21,7 @@ Steps, in order (each a method, so tests can run part of it):
     _setup_model         the model in float32 (bf16 runs under autocast), LoRA when lora_r > 0
     _setup_trainer       CusetTrainer with the metrics callback
     run                  train (resuming from the last complete checkpoint), save the final
-                         model and result.json
+                         model, the held-out NLL (cuset.train.heldout) and result.json
 
 Outputs in `out_dir`: data.json (the sample counts, written before training starts),
 metrics.jsonl, checkpoints/checkpoint-N/, final/ and result.json (which repeats data.json
@@ -85,6 +86,8 @@ class FineTune:
         self.log = log
         self.timings: dict[str, float] = {}
         self.trainer: Any = None
+        self.heldout_samples: list[Any] = []
+        self.heldout: dict[str, Any] = {}
 
     # --- steps -----------------------------------------------------------------------------
 
@@ -155,11 +158,15 @@ class FineTune:
 
     def _setup_data(self) -> None:
         from cuset.data import load
+        from cuset.train.heldout import heldout_split
 
         samples = load(self.config.data)
-        keep = spread_subset(len(samples), self.config.max_samples)
+        held, pool = heldout_split(len(samples), self.config.holdout)
+        self.heldout_samples = [samples[i] for i in held]
+        keep = pool[spread_subset(len(pool), self.config.max_samples)]
         self.samples = [samples[i] for i in keep]
-        self.log(f"data: {len(self.samples)} of {len(samples)} samples from {self.config.data}")
+        kept_out = f", {len(held)} held out" if len(held) else ""
+        self.log(f"data: {len(self.samples)} of {len(samples)} samples from {self.config.data}{kept_out}")
 
     def _check_lengths(self) -> None:
         """Render every sample with the model's chat template (as scoring and training see it)
@@ -330,11 +337,29 @@ class FineTune:
             freed = drop_resume_state(self.checkpoint_dir)
             if freed:
                 self.log(f"final model saved: removed the checkpoints' optimizer states ({freed / 2**30:.2f} GiB), kept their weights for `cuset eval --checkpoint`")
+        self.heldout = self._heldout()
         self.timings["total_s"] = time.perf_counter() - started
         result = self._result(resume, final)
         if trainer.is_world_process_zero():
             (self.out_dir / "result.json").write_text(json.dumps(result, indent=2))
         return result
+
+    def _heldout(self) -> dict[str, Any]:
+        """The final model's plain NLL on the held-out samples ({} without holdout); rank 0 only."""
+        from cuset.confidence import render
+        from cuset.train.heldout import heldout_nll
+
+        if not self.heldout_samples or not self.trainer.is_world_process_zero():
+            return {}
+        started = time.perf_counter()
+        self._phase(f"held-out NLL on {len(self.heldout_samples)} samples")
+        rendered = [render(s, self.tokenizer, self._score_config(), self.resolved.fingerprint) for s in self.heldout_samples]
+        with self.bf16_matmuls():
+            figures = heldout_nll(self.trainer.model, rendered, bool(self.config.bf16), [s.id for s in self.heldout_samples])
+        self.timings["heldout_s"] = time.perf_counter() - started
+        figures["n_cut"] = sum(r.truncated for r in rendered)
+        self.log(f"held-out NLL {figures['nll']:.4f} over {figures['n_tokens']} tokens of {figures['n_samples']} samples")
+        return figures
 
     def bf16_matmuls(self) -> contextlib.AbstractContextManager:
         """bf16 autocast on a CPU without bf16 products: its matmuls as float32 GEMMs on the bf16
@@ -376,6 +401,7 @@ class FineTune:
             "seed": self.config.seed,
             "objective": {k: v for k, v in self.objective.stats.items() if not isinstance(v, dict)},
             "scoring": self.scoring_stats,
+            **({"heldout": self.heldout} if self.heldout else {}),
             **{k: round(v, 2) for k, v in self.timings.items()},
         }
 
