@@ -146,6 +146,11 @@ def add_eval_commands(sub: Any) -> None:
     q.add_argument("--experiment", metavar="NAME|FOLDER", help="an experiment's results folder (analysis/results/NAME): its kept replies")
     q.add_argument("--out", metavar="FILE.csv", help="with --experiment: where the rows go (default FOLDER/rejudge.csv; summary beside it as .json)")
     q.add_argument("--force", action="store_true", help="with --experiment: replace an existing --out and its .json")
+    q.add_argument("--unit", action="append", default=[], metavar="MODEL/METHOD/sSEED/MODE",
+                   help="with --experiment: rejudge this kept unit only (repeatable; default all)")
+    q.add_argument("--apply", action="store_true",
+                   help="with --experiment: make the new verdicts the results folder's (candidates.csv rows and kept replies of the "
+                        "rejudged units), for units whose stored verdicts are void; then `python -m analysis.experiment NAME --results-only`")
     q.add_argument("--backend", choices=BACKENDS_ALL, help="override the stored backend")
     q.add_argument("--trials", type=int, help="override the stored number of correctness trials")
     q.add_argument("--tolerance", choices=("v0", "strict"), help="override the stored tolerance profile")
@@ -239,6 +244,7 @@ REJUDGE_USAGE = """Check stored candidates' code again under the current evaluat
     cuset eval rejudge --all                       # every completed run that is not itself a rejudge
     cuset eval rejudge --experiment cpu-135m       # kept replies -> analysis/results/cpu-135m/rejudge.csv + .json
     cuset eval rejudge --experiment DIR --out /tmp/r.csv --tolerance strict
+    cuset eval rejudge --experiment NAME --unit coder-0.5b/base/s42/sampled --apply   # a void unit's verdicts replaced
 
 Settings (backend, trials, tolerance, static policy, timeout) are the run's own unless given.
 Candidates with no code are carried over unchanged. Prints the changed transitions, the
@@ -261,8 +267,8 @@ def cmd_eval_rejudge(args: argparse.Namespace) -> int:
     chosen = [name for name, given in (("RUN", args.run is not None), ("--all", args.all), ("--experiment", args.experiment)) if given]
     if len(chosen) != 1:
         raise ValueError(f"name what to rejudge: one of RUN, --all or --experiment NAME (got {' and '.join(chosen) or 'none'})")
-    if (args.out or args.force) and not args.experiment:
-        raise ValueError("--out and --force belong to --experiment; a store run's rejudge is a new run in the store")
+    if (args.out or args.force or args.unit or args.apply) and not args.experiment:
+        raise ValueError("--out, --force, --unit and --apply belong to --experiment; a store run's rejudge is a new run in the store")
     bars: list[Any] = []
     desc = {"text": "rejudging"}
 
@@ -280,9 +286,10 @@ def cmd_eval_rejudge(args: argparse.Namespace) -> int:
         if args.experiment:
             folder = rejudge.results_folder(args.experiment)
             paths = rejudge.experiment_out(folder, args.out, args.force)
-            result = rejudge.rejudge_experiment(folder, _rejudge_overrides(args), args.workers, progress)
+            result = rejudge.rejudge_experiment(folder, _rejudge_overrides(args), args.workers, progress, args.unit)
             close()
             csv_path, json_path = rejudge.write_experiment_rejudge(result, *paths)
+            applied = rejudge.apply_experiment_rejudge(result) if args.apply else []
             summary = rejudge.experiment_summary(result)
             if args.json:
                 print(json.dumps(summary, default=str))
@@ -294,6 +301,9 @@ def cmd_eval_rejudge(args: argparse.Namespace) -> int:
                 print(f"{info.model} {info.method} s{info.seed} {info.mode}: not rejudged (no replies kept)")
             print(f"{result.folder.name}: {summary['checked']} checked, {summary['changed']} verdicts changed in {result.seconds} s; "
                   f"wrote {csv_path} and {json_path}")
+            if applied:
+                print(f"applied: the new verdicts are now those of {', '.join(str(p) for p in applied)}; redraw the tables with "
+                      f"`python -m analysis.experiment {result.folder.name} --results-only`")
             return 0
         store = ResultStore()
         run_ids = rejudge.rejudgeable_runs(store) if args.all else [args.run]

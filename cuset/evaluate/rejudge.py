@@ -5,6 +5,7 @@ which verdicts change.
     cuset eval rejudge --all                    # every completed run that is not itself a rejudge
     cuset eval rejudge --experiment cpu-135m    # analysis/results/cpu-135m's kept replies
                                                 #   -> analysis/results/cpu-135m/rejudge.csv + rejudge.json
+    cuset eval rejudge --experiment NAME --unit MODEL/METHOD/sSEED/MODE --apply   # that unit's verdicts replaced
 
     from cuset.evaluate.rejudge import rejudge_run, rejudge_experiment, diff_lines
     result = rejudge_run(12)                    # Rejudged: old and new run ids, one record per candidate
@@ -28,7 +29,9 @@ the old one with the settings used and `rejudge_of: <old run id>`, so the Result
 the two like any two runs. Experiments: the committed files are never touched; the rejudge
 writes a CSV (one row per candidate of the units whose replies were kept: the candidates.csv
 columns plus old_status and checked) and a JSON summary (settings, per unit counts and
-transitions) to paths the caller names, refusing to replace existing ones unless told to.
+transitions) to paths the caller names, refusing to replace existing ones unless told to. Only
+`--apply` (apply_experiment_rejudge) writes the new verdicts into the results folder, for a
+unit whose stored verdicts are void (our evaluator failed under it, not its candidates).
 """
 
 from __future__ import annotations
@@ -357,9 +360,17 @@ def _unit_settings(folder: Path, info: Any, overrides: Mapping[str, Any] | None)
     return Settings.of(data, overrides), where, str(data.get("suite") or "bundled")
 
 
-def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = None) -> tuple[list[tuple[UnitRejudge, list[Stored]]], list[Any], int]:
-    """Each kept unit with its stored candidates; the units of candidates.csv without replies;
-    and how many replies' own status differs from candidates.csv's (which counts as old)."""
+def unit_name(info: Any) -> str:
+    """A unit as `--unit` names it: MODEL/METHOD/sSEED/MODE (its key without `eval/`)."""
+    return f"{info.model}/{info.method}/s{info.seed}/{info.mode}"
+
+
+def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = None,
+                          only: Iterable[str] = ()) -> tuple[list[tuple[UnitRejudge, list[Stored]]], list[Any], int]:
+    """Each kept unit with its stored candidates (those `only` names, when it names some); the
+    units of candidates.csv without replies; and how many replies' own status differs from
+    candidates.csv's (which counts as old). Raises ValueError for a name in `only` that is no
+    kept unit."""
     from cuset.experiment.results import RunInfo, kept_replies, read_replies, read_table
 
     csv = read_table(folder / "candidates.csv")
@@ -370,7 +381,15 @@ def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = No
     if not kept:
         raise ValueError(f"{folder}: no replies kept ({folder / 'replies'} has no MODEL_METHOD_sSEED_MODE.jsonl.gz), so there is no "
                          f"code to check again; replies are kept by experiments evaluated since they were (see write_replies)")
+    only = list(only)
+    unknown = sorted(set(only) - {unit_name(i) for i in kept})
+    if unknown:
+        raise ValueError(f"{folder}: no kept unit {', '.join(unknown)}; kept: {', '.join(unit_name(i) for i in kept)}")
+    if only:
+        kept = [i for i in kept if unit_name(i) in only]
     listed = {RunInfo(str(m), str(me), int(s), str(mo)) for m, me, s, mo in csv[["model", "method", "seed", "mode"]].itertuples(index=False)}
+    if only:
+        listed = {i for i in listed if unit_name(i) in only}
     rows = {(str(r.model), str(r.method), int(r.seed), str(r.mode), str(r.task), int(r.sample)): r._asdict()
             for r in csv.itertuples(index=False)}
     units, mismatch = [], 0
@@ -397,11 +416,12 @@ def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = No
 
 
 def rejudge_experiment(name: str | Path, overrides: Mapping[str, Any] | None = None, workers: int = 0,
-                       progress: Progress | None = None) -> ExperimentRejudge:
-    """Check the kept replies' code of an experiment again; nothing is written (see write_experiment_rejudge).
+                       progress: Progress | None = None, only: Iterable[str] = ()) -> ExperimentRejudge:
+    """Check the kept replies' code of an experiment again (of the units `only` names, when it
+    names some); nothing is written (see write_experiment_rejudge, apply_experiment_rejudge).
     Units with the same settings are checked together, so the workers stay busy across units."""
     folder = results_folder(name)
-    units, missing, mismatch = experiment_candidates(folder, overrides)
+    units, missing, mismatch = experiment_candidates(folder, overrides, only)
     started = time.time()
     groups: dict[Settings, list[int]] = {}
     for k, (unit, _) in enumerate(units):
@@ -472,3 +492,47 @@ def write_experiment_rejudge(result: ExperimentRejudge, csv_path: Path, json_pat
     summary = json.dumps(experiment_summary(result), indent=2, default=str) + "\n"
     atomic_write(json_path, lambda tmp: tmp.write_text(summary))
     return csv_path, json_path
+
+
+def apply_experiment_rejudge(result: ExperimentRejudge) -> list[Path]:
+    """Make the rejudged units' verdicts the results folder's: their rows of candidates.csv
+    (the other units' rows and every row's engine stay) and the status, error line, message and
+    first differing element of their kept replies. For a unit whose stored verdicts are void (our
+    evaluator failed, not the candidates: e.g. a sandbox changed under a running pass); the
+    rejudge's own CSV and JSON say what changed and under which evaluator commit. Then
+    `python -m analysis.experiment NAME --results-only` redraws the tables. Each file whole or not at all."""
+    import gzip
+
+    from cuset.experiment.results import read_table, replies_path
+    from cuset.files import atomic_write
+
+    folder = result.folder
+    csv = read_table(folder / "candidates.csv")
+    new = experiment_rows(result)
+    key = ["model", "method", "seed", "mode", "task", "sample"]
+    index = {tuple(str(v) for v in row): n for n, row in enumerate(csv[key].itertuples(index=False))}
+    updated = ("status", "compiled", "correct", "error_line", "error")
+    csv = csv.astype({c: object for c in updated if c in csv.columns})
+    for row in new.itertuples(index=False):
+        n = index[tuple(str(getattr(row, k)) for k in key)]
+        for column in updated:
+            value = getattr(row, column)
+            csv.at[csv.index[n], column] = None if value is pd.NA else value
+    paths = [folder / "candidates.csv"]
+    atomic_write(paths[0], lambda tmp: csv.to_csv(tmp, index=False))
+    for unit in result.units:
+        path = replies_path(folder, unit.info)
+        by_key = {(str(r["task_id"]), int(r["sample"])): r for r in unit.records}
+        lines = []
+        for line in gzip.decompress(path.read_bytes()).decode().splitlines():
+            reply = json.loads(line)
+            record = by_key.get((str(reply["task"]), int(reply["sample"])))
+            if record is not None and record.get("checked"):
+                error_line = record.get("error_line")
+                reply.update(status=record["status"], error_line=None if error_line is None or error_line != error_line else int(error_line),
+                             message=str(record.get("message") or ""), first_diff=str(record.get("first_diff") or ""))
+            lines.append(json.dumps(reply, ensure_ascii=False) + "\n")
+        data = gzip.compress("".join(lines).encode(), compresslevel=9, mtime=0)
+        atomic_write(path, lambda tmp, data=data: tmp.write_bytes(data))
+        paths.append(path)
+    return paths

@@ -182,6 +182,29 @@ def test_an_experiments_kept_replies_are_rejudged_without_touching_its_files(tmp
     assert "already there: pass --force" in capsys.readouterr().err
 
 
+def test_apply_makes_one_void_units_new_verdicts_the_results_folders(tmp_path, capsys):
+    folder = _results_folder(tmp_path)
+    before = pd.read_csv(folder / "candidates.csv", keep_default_na=False)
+    assert main(["eval", "rejudge", "--experiment", str(folder), "--unit", "tiny/nope/s1/greedy"]) == 2
+    assert "no kept unit tiny/nope/s1/greedy; kept: tiny/sft/s42/sampled" in capsys.readouterr().err
+    assert main(["eval", "rejudge", "--unit", "tiny/sft/s42/sampled", "3"]) == 2  # --unit belongs to --experiment
+    capsys.readouterr()
+
+    assert main(["eval", "rejudge", "--experiment", str(folder), "--unit", "tiny/sft/s42/sampled", "--apply", "--workers", "2"]) == 0
+    assert "applied: the new verdicts" in capsys.readouterr().out
+    after = pd.read_csv(folder / "candidates.csv", keep_default_na=False)
+    assert list(after.columns)[:4] == list(before.columns)[:4] and set(before.columns) <= set(after.columns) and len(after) == len(before)
+    got = {(r.method, r.task, r.sample): (r.status, r.correct) for r in after.itertuples()}
+    assert got == {("sft", "L1-absdiff", 0): ("correct", True), ("sft", "L1-absdiff", 1): ("reward_hack", False),
+                   ("sft", "L1-relu6", 0): ("compile_error", False),  # no code: carried as it was
+                   ("cuset", "L1-absdiff", 0): ("compile_error", False)}  # another unit: untouched
+    replies = [json.loads(line) for line in gzip.decompress((folder / "replies" / "tiny_sft_s42_sampled.jsonl.gz").read_bytes()).splitlines()]
+    assert [(r["status"], r["error_line"]) for r in replies] == [("correct", None), ("reward_hack", None), ("compile_error", None)]
+    assert replies[2]["message"] == "no code in the reply" and replies[0]["reply"] == REFERENCE  # the replies themselves stay
+    summary = json.loads((folder / "rejudge.json").read_text())
+    assert summary["not_rejudged"] == [] and summary["changed"] == 2  # the unit named, nothing else
+
+
 # ---------------------------------------------------------------- the pure parts
 
 
@@ -232,7 +255,7 @@ def test_an_unknown_run_or_no_target_is_named(store, capsys):
     _fails(capsys, ["eval", "rejudge", "999"], "no evaluation run 999", f"its runs: {run}")
     _fails(capsys, ["eval", "rejudge"], "one of RUN, --all or --experiment")
     _fails(capsys, ["eval", "rejudge", str(run), "--all"], "got RUN and --all")
-    _fails(capsys, ["eval", "rejudge", str(run), "--out", "x.csv"], "--out and --force belong to --experiment")
+    _fails(capsys, ["eval", "rejudge", str(run), "--out", "x.csv"], "--out, --force, --unit and --apply belong to --experiment")
     empty = store.create_run(label="empty", suite="bundled")
     _fails(capsys, ["eval", "rejudge", str(empty)], f"run {empty} (empty) has no candidates")
     gone = _stored_run(store, [_row("L9-gone", 0, "correct", REFERENCE)])
