@@ -141,6 +141,10 @@ def test_figures_page_shows_the_figures(page, app_url):
     assert page.url.endswith("/figures")
     wait_idle(page)
     images = page.locator('[data-testid="stImage"] img')
+    # every made figure, each drawn in turn: on a busy machine the page text can rest for a second
+    # between two of them, so wait for the count itself (a missing figure still fails, by timeout)
+    page.wait_for_function(f"() => document.querySelectorAll('[data-testid=stImage] img').length >= {len(made)}", timeout=90_000)
+    wait_idle(page)
     assert images.count() == len(made) >= 3
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stImage] img')].every(i => i.complete && i.naturalWidth > 500)")
     assert page.get_by_role("button", name="PDF").count() == len(made)
