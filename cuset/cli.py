@@ -188,6 +188,13 @@ def cmd_prescore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rejudge_experiment(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """`cuset eval rejudge --experiment`: the experiment layer's (cuset.experiment.rejudge)."""
+    from cuset.experiment.rejudge import command
+
+    return command(args, overrides)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cuset", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -240,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analysis_commands(sub, common, scoring, objective)
     add_training_commands(sub)
     add_evaluate_commands(sub)
-    add_eval_commands(sub)
+    add_eval_commands(sub, rejudge_experiment=_rejudge_experiment)
     return parser
 
 

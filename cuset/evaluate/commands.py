@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +103,10 @@ def cmd_suite_validate(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def add_eval_commands(sub: Any) -> None:
-    """`cuset eval` (an evaluation run) and `cuset results` (reading runs back)."""
+def add_eval_commands(sub: Any, rejudge_experiment: Callable[[argparse.Namespace, dict[str, Any]], int] | None = None) -> None:
+    """`cuset eval` (an evaluation run) and `cuset results` (reading runs back). `rejudge_experiment`
+    (args, overrides) -> exit status runs `cuset eval rejudge --experiment`: experiments are a
+    higher layer's (cuset.experiment.rejudge.command, handed over by cuset.cli)."""
     from cuset.evaluate.evaluation import SOLUTIONS, field_help
 
     helps = {name: text.replace("%", "%%") for name, text in field_help().items()}  # argparse formats help with %
@@ -158,7 +161,7 @@ def add_eval_commands(sub: Any) -> None:
     q.add_argument("--timeout", dest="timeout_s", type=float, help="override the stored per-candidate wall-clock limit, seconds")
     q.add_argument("--workers", type=int, default=0, help=helps["workers"])
     q.add_argument("--json", action="store_true", help="print one JSON object per rejudged run (or the experiment's summary)")
-    q.set_defaults(func=cmd_eval_rejudge)
+    q.set_defaults(func=cmd_eval_rejudge, rejudge_experiment=rejudge_experiment)
 
     p = sub.add_parser("results", help="evaluation runs: list, show, export CSV")
     rsub = p.add_subparsers(dest="results_command", required=True)
@@ -282,29 +285,11 @@ def cmd_eval_rejudge(args: argparse.Namespace) -> int:
         while bars:
             bars.pop().close()
 
+    if args.experiment:  # a committed experiment's kept replies: the experiment layer's (cuset.experiment.rejudge)
+        if args.rejudge_experiment is None:
+            raise ValueError("--experiment is `cuset eval rejudge`'s, through the cuset command (cuset.cli), which knows experiments")
+        return args.rejudge_experiment(args, _rejudge_overrides(args))
     try:
-        if args.experiment:
-            folder = rejudge.results_folder(args.experiment)
-            paths = rejudge.experiment_out(folder, args.out, args.force)
-            result = rejudge.rejudge_experiment(folder, _rejudge_overrides(args), args.workers, progress, args.unit)
-            close()
-            csv_path, json_path = rejudge.write_experiment_rejudge(result, *paths)
-            applied = rejudge.apply_experiment_rejudge(result) if args.apply else []
-            summary = rejudge.experiment_summary(result)
-            if args.json:
-                print(json.dumps(summary, default=str))
-                return 0
-            for unit in result.units:
-                info = unit.info
-                print("\n".join(rejudge.diff_lines(unit.records, f"{info.model} {info.method} s{info.seed} {info.mode} ({unit.source})")))
-            for info in result.without_replies:
-                print(f"{info.model} {info.method} s{info.seed} {info.mode}: not rejudged (no replies kept)")
-            print(f"{result.folder.name}: {summary['checked']} checked, {summary['changed']} verdicts changed in {result.seconds} s; "
-                  f"wrote {csv_path} and {json_path}")
-            if applied:
-                print(f"applied: the new verdicts are now those of {', '.join(str(p) for p in applied)}; redraw the tables with "
-                      f"`python -m analysis.experiment {result.folder.name} --results-only`")
-            return 0
         store = ResultStore()
         run_ids = rejudge.rejudgeable_runs(store) if args.all else [args.run]
         if not run_ids:

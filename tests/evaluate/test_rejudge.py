@@ -22,6 +22,7 @@ from cuset.evaluate.evaluation import EvalConfig
 from cuset.evaluate.harness import Candidate
 from cuset.evaluate.results import ResultStore
 from cuset.evaluate.suite import load_suite
+from cuset.experiment.rejudge import EXPERIMENT_COLUMNS
 
 ABSDIFF = next(t for t in load_suite("bundled", levels=[1]) if t.id == "L1-absdiff")
 REFERENCE = ABSDIFF.reference_text or ""
@@ -163,7 +164,7 @@ def test_an_experiments_kept_replies_are_rejudged_without_touching_its_files(tmp
 
     assert {p: p.read_bytes() for p in committed} == committed
     rows = pd.read_csv(folder / "rejudge.csv", keep_default_na=False)
-    assert list(rows.columns) == list(rejudge.EXPERIMENT_COLUMNS)
+    assert list(rows.columns) == list(EXPERIMENT_COLUMNS)
     got = {(r.task, r.sample): (r.old_status, r.status, r.checked) for r in rows.itertuples()}
     assert got == {("L1-absdiff", 0): ("compile_error", "correct", True), ("L1-absdiff", 1): ("correct", "reward_hack", True),
                    ("L1-relu6", 0): ("compile_error", "compile_error", False)}
