@@ -726,9 +726,12 @@ def test_a_validation_experiment_keeps_records_only_and_chooses_by_held_out_nll(
         store.update(job.id, result={**job.result, "method": method, "train_s": 120.0, "heldout": {"nll": nll, "n_tokens": 50, "n_samples": 2},
                                      "objective": {"masked_fraction": 0.25, "masked_fraction_outside_cuda": 0.0 if unit.method != "cuset" else 0.3}})
         state.units[unit.key] = UnitState(status="done", job=job.id, job_created=job.created, attempts=1, started=1.0, finished=61.0)
+    last = state.units[units[-1].key]
+    last.status, last.finished = "active", None  # the last fine-tune's end is seen in the same pass that must keep it
     events = runner.advance(config, units, state)
+    assert last.status == "done" and runner.progress_of(config, units, state).finished
     kept = tmp_path / "results" / "models" / "tiny-cuset-cuda-s42"
-    assert any("records only were asked for" in e for e in events), events
+    assert any("records only were asked for" in e and "cuset-cuda" in e for e in events), events
     assert (kept / "result.json").is_file() and not (kept / "final").exists()  # records, not the adapter
     runner.write_results_of(config, units, state, tmp_path / "results", runner.progress_of(config, units, state))
     frame = pd.read_csv(tmp_path / "results" / "validation.csv")

@@ -237,20 +237,21 @@ def advance(config: ExperimentConfig, units: list[Unit], state: State) -> list[s
     store = jobs.JobStore()
     for unit in units:  # first what the jobs did, so that a fine-tune just finished counts below
         us = state.of(unit)
+        if us.status not in (DONE, FAILED) and us.job is not None:
+            job = _own_job(store, us)
+            if job is None:  # the workspace was replaced: start the unit again
+                events.append(f"{unit.key}: job {us.job} is not in this workspace; submitting again")
+                us.job, us.job_created, us.status = None, None, PENDING
+                continue
+            event = _settle(unit, us, job, config)
+            if event:
+                events.append(event)
+        # kept in the pass that sees it done: a validation experiment's last fine-tune has no
+        # later pass (nothing waits on it), and the results are written from what is kept
         if unit.kind == "train" and us.status == DONE:
             event = _keep(unit, us, store, state, records_only=config.validation)
             if event:
                 events.append(event)
-        if us.status in (DONE, FAILED) or us.job is None:
-            continue
-        job = _own_job(store, us)
-        if job is None:  # the workspace was replaced: start the unit again
-            events.append(f"{unit.key}: job {us.job} is not in this workspace; submitting again")
-            us.job, us.job_created, us.status = None, None, PENDING
-            continue
-        event = _settle(unit, us, job, config)
-        if event:
-            events.append(event)
     # Then submissions. One fine-tune is in flight (queued or running) at a time, and evaluations
     # go first, so the evaluations of a finished fine-tune join the queue (which runs in job id
     # order) before the next fine-tune does.
