@@ -72,8 +72,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.results_only:
         for path in write_results_only(config, out):
             print(path)
+        return _validation_figure(config, out)
+    status = _follow(config, out, args.poll, run_experiment, args.allow_slow_bf16, args.force_reregister)
+    return _validation_figure(config, out) if status == 0 else status
+
+
+def _validation_figure(config, out: Path) -> int:  # noqa: ANN001 - thin CLI glue
+    """A validation experiment's figure: its fine-tunes' training NLL (falling or rising)."""
+    if not config.validation:
         return 0
-    return _follow(config, out, args.poll, run_experiment, args.allow_slow_bf16, args.force_reregister)
+    from cuset.figures.experiment import write_training_figure
+
+    try:
+        print(write_training_figure(out))
+    except ValueError as exc:
+        print(f"analysis.experiment: {exc}", file=sys.stderr)
+    return 0
 
 
 def _follow(config, out: Path, poll: float, run, allow_slow_bf16: bool = False, force_reregister: bool = False) -> int:  # noqa: ANN001 - thin CLI glue

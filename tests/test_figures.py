@@ -248,3 +248,26 @@ def test_the_analysis_command_writes_the_figures_and_rejects_bad_formats(workspa
     assert f"{tmp_path}/confidence.png" in printed and (tmp_path / "manifest.json").is_file()
     assert main(["--formats", "gif"]) == 2
     assert "choose from pdf, svg, png" in capsys.readouterr().err
+
+
+def test_kept_curves_read_a_results_folders_fine_tunes_and_draw_them(tmp_path):
+    """A validation experiment's figure: each kept fine-tune's per-step NLL, the variant named
+    by its folder (MODEL-METHOD-sSEED), bad lines named with file and line."""
+    from cuset.figures.experiment import kept_curves, write_training_figure
+
+    with pytest.raises(ValueError, match="no kept fine-tune"):
+        write_training_figure(tmp_path)
+    for name, method, nll in (("tiny-sft-s42", "sft", (1.0, 0.5)), ("tiny-cuset-floor-s42", "cuset", (1.0, 0.8))):
+        kept = tmp_path / "models" / name
+        kept.mkdir(parents=True)
+        (kept / "config.yaml").write_text(f"method: {method}\nmodel: tiny\nseed: 42\n")
+        (kept / "metrics.jsonl").write_text("".join(json.dumps({"step": s + 1, "nll": v, "nll_sensitive": v / 2}) + "\n" for s, v in enumerate(nll)))
+    curves = kept_curves(tmp_path)
+    assert dict(zip(curves["run"], curves["method"])) == {"tiny-cuset-floor-s42": "cuset-floor", "tiny-sft-s42": "sft"}
+    floor = curves[curves["run"] == "tiny-cuset-floor-s42"]
+    assert list(floor["step"]) == [1, 2] and list(floor["nll"]) == [1.0, 0.8] and floor["nll_other"].isna().all()
+    path = write_training_figure(tmp_path)
+    assert path == tmp_path / "training_nll.png" and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "models" / "tiny-sft-s42" / "metrics.jsonl").write_text('{"step": 1, "nll": 1.0}\nnot json\n')
+    with pytest.raises(ValueError, match=r"tiny-sft-s42/metrics.jsonl, line 2: not JSON"):
+        kept_curves(tmp_path)

@@ -3,6 +3,8 @@
     from cuset.figures.experiment import experiment_results, experiment_figure
     results = experiment_results()                     # {name: (summary, paired)} of every results folder
     fig = experiment_figure(results)
+    curves = kept_curves("analysis/results/cpu-coder-validation")   # its fine-tunes' per-step NLL
+    write_training_figure("analysis/results/cpu-coder-validation")   # -> training_nll.png
 
 One row per experiment: (a) pass@1 per method with its 95% interval, overall and per split, for
 each evaluation mode (greedy, sampled); (b) each method minus sft in pass@1 and (c) in the share
@@ -131,3 +133,50 @@ def experiment_caption(results: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]])
             "(Wilson with one candidate per task, else a bootstrap over tasks), overall and on in-distribution vs held-out families; "
             "(b) the per-task difference from sft in pass@1 and (c) in compile rate, with bootstrap 95% intervals (hollow: the "
             "interval spans zero) and the exact sign test's p. " + " ".join(parts))
+
+
+def kept_curves(folder: str | Path) -> pd.DataFrame:
+    """Per-step NLL (all response tokens, CUDA-sensitive, other) of every fine-tune whose records
+    a results folder keeps (models/NAME/metrics.jsonl and config.yaml), as
+    cuset.figures.draw.curve_table gives it; the run is the folder's name, the method the unit's
+    (a variant keeps its own name). A line that is not JSON is named with its file and line."""
+    import json
+
+    import yaml
+
+    from cuset.figures.draw import curve_table
+
+    runs: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    for kept in sorted(p for p in (Path(folder) / "models").glob("*") if (p / "metrics.jsonl").is_file()):
+        rows = []
+        for number, line in enumerate((kept / "metrics.jsonl").read_text().splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{kept / 'metrics.jsonl'}, line {number}: not JSON ({exc.msg})") from None
+        config = (yaml.safe_load((kept / "config.yaml").read_text()) if (kept / "config.yaml").is_file() else None) or {}
+        runs[kept.name] = (_unit_method(kept.name, config), rows)
+    return curve_table(runs)
+
+
+def _unit_method(folder_name: str, config: dict[str, Any]) -> str:
+    """The unit's method from its kept folder's name, MODEL-METHOD-sSEED (cuset.experiment.runner.
+    kept_model), so that a variant (cuset-floor) keeps its own name; the config's method where the
+    name is not of that form."""
+    model, seed = config.get("model"), config.get("seed")
+    head, tail = f"{model}-", f"-s{seed}"
+    if model and seed is not None and folder_name.startswith(head) and folder_name.endswith(tail):
+        return folder_name[len(head):-len(tail)]
+    return str(config.get("method") or folder_name)
+
+
+def write_training_figure(folder: str | Path, name: str = "training_nll") -> Path:
+    """Draw the kept fine-tunes' training curves (cuset.figures.draw.training_curves_figure) into
+    FOLDER/NAME.png; refuses a folder that keeps none."""
+    from cuset.figures.draw import save_figure, training_curves_figure
+
+    curves = kept_curves(folder)
+    if curves.empty:
+        raise ValueError(f"{folder}: no kept fine-tune with a metrics.jsonl under models/; nothing to draw")
+    return save_figure(training_curves_figure(curves), folder, name, formats=("png",))["png"]
