@@ -143,10 +143,12 @@ def test_an_experiment_without_the_new_fields_saves_the_experiment_yaml_it_commi
 
 def test_the_planned_coder_comparison_is_registered_as_a_draft():
     config = load_experiment("cpu-coder-full")
-    assert config.methods == ["base", "sft", "cuset", "cuset-cuda", "dft", "profit"]
-    assert config.train_config("coder-0.5b", "cuset-cuda", 42).objective_config().mask_scope == "cuda"
-    assert config.train_config("coder-0.5b", "cuset", 42).objective_config().mask_scope == "all"  # today's default
-    assert (config.seeds_of("sft"), config.seeds_of("cuset-cuda"), config.seeds_of("dft")) == ([42, 43], [42, 43], [42])
+    assert config.methods == ["base", "sft", "cuset", "cuset-floor", "dft", "profit"]
+    floor = config.train_config("coder-0.5b", "cuset-floor", 42).objective_config()
+    assert (floor.floor, floor.mask_scope) == (0.1, "all")  # the variant cpu-coder-validation chose
+    default = config.train_config("coder-0.5b", "cuset", 42).objective_config()
+    assert (default.floor, default.mask_scope) == (0.0, "all")  # today's default
+    assert (config.seeds_of("sft"), config.seeds_of("cuset-floor"), config.seeds_of("dft")) == ([42, 43], [42, 43], [42])
     assert (config.evaluation.n_samples, config.evaluation.temperature, config.evaluation.greedy) == (8, 0.8, True)
     r = config.registration
     assert (r.primary, r.mode, r.n_samples, r.tasks, r.draft, r.registered) == ("pass@1", "sampled", 8, 49, True, "")
