@@ -147,6 +147,10 @@ if names_x:
                 st.dataframe(means, hide_index=True, key="ex_validation")
                 st.markdown(f"**Chosen:** `{chosen_x}`, the lowest held-out NLL among the cuset fine-tunes" if chosen_x
                             else "No cuset fine-tune has a held-out NLL yet.")
+                curves_png = RESULTS_DIR / exp.name / "training_nll.png"  # drawn by analysis.experiment from the kept metrics
+                if curves_png.is_file():
+                    st.image(str(curves_png), caption="Training NLL per step of each fine-tune: (a) all response tokens, "
+                             "(b) CUDA-sensitive, (c) other tokens")
         else:
             try:
                 _, exp_summary, exp_paired = read_results(RESULTS_DIR / exp.name)

@@ -497,3 +497,13 @@ def test_results_page_shows_a_validation_experiment_by_its_held_out_nll(tmp_path
     table = next(d.value for d in app.dataframe if "heldout_nll" in d.value.columns)
     assert list(table["method"]) == ["sft", "cuset", "cuset-cuda"]
     assert any("**Chosen:** `cuset-cuda`" in m.value for m in app.markdown)
+    assert not app.get("image")  # no figure drawn yet
+    from cuset.figures.experiment import write_training_figure
+
+    kept = tmp_path / "cpu-coder-validation" / "models" / "coder-0.5b-sft-s42"
+    kept.mkdir(parents=True)
+    (kept / "config.yaml").write_text("method: sft\nmodel: coder-0.5b\nseed: 42\n")
+    (kept / "metrics.jsonl").write_text('{"step": 1, "nll": 1.0}\n{"step": 2, "nll": 0.8}\n')
+    write_training_figure(tmp_path / "cpu-coder-validation")
+    app.run()
+    assert not app.exception and len(app.get("image")) == 1
