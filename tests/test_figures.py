@@ -271,3 +271,7 @@ def test_kept_curves_read_a_results_folders_fine_tunes_and_draw_them(tmp_path):
     (tmp_path / "models" / "tiny-sft-s42" / "metrics.jsonl").write_text('{"step": 1, "nll": 1.0}\nnot json\n')
     with pytest.raises(ValueError, match=r"tiny-sft-s42/metrics.jsonl, line 2: not JSON"):
         kept_curves(tmp_path)
+    (tmp_path / "models" / "tiny-sft-s42" / "metrics.jsonl").write_text('{"step": 1, "nll": 1.0}\n')
+    (tmp_path / "models" / "tiny-sft-s42" / "config.yaml").write_text("[1, 2]\n")
+    with pytest.raises(ValueError, match=r"tiny-sft-s42/config.yaml: a mapping .* got list"):
+        kept_curves(tmp_path)

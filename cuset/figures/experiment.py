@@ -155,7 +155,12 @@ def kept_curves(folder: str | Path) -> pd.DataFrame:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{kept / 'metrics.jsonl'}, line {number}: not JSON ({exc.msg})") from None
-        config = (yaml.safe_load((kept / "config.yaml").read_text()) if (kept / "config.yaml").is_file() else None) or {}
+        try:
+            config = (yaml.safe_load((kept / "config.yaml").read_text()) if (kept / "config.yaml").is_file() else None) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{kept / 'config.yaml'}: not YAML ({exc})") from None
+        if not isinstance(config, dict):
+            raise ValueError(f"{kept / 'config.yaml'}: a mapping of the fine-tune's settings was expected, got {type(config).__name__}")
         runs[kept.name] = (_unit_method(kept.name, config), rows)
     return curve_table(runs)
 
