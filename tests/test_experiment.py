@@ -45,7 +45,7 @@ def test_every_shipped_experiment_loads_and_plans(name):
     units = plan(config)
     trained = [m for m in config.methods if m != "base"]
     assert sum(u.kind == "train" for u in units) == len(config.models) * sum(len(config.seeds_of(m)) for m in trained)
-    assert "sft" in config.methods  # the paired comparisons' reference
+    assert "sft" in config.methods or config.methods == ["base"]  # the paired comparisons' reference (a base-only reference row compares nothing)
     assert set(config.estimate) == {"train_min", "greedy_min", "sampled_min"}  # the stated time of every stage
 
 
@@ -60,7 +60,8 @@ def test_committed_fine_tune_configs_are_what_the_experiment_resolves_to_now(nam
     folder = Path(__file__).resolve().parents[1] / "analysis" / "results" / name
     state = State.load(folder / "state.json")
     checked = 0
-    for unit in plan(config):
+    units = plan(config)
+    for unit in units:
         saved = folder / "configs" / (unit.key.replace("/", "_") + ".yaml")
         if unit.kind == "train" and saved.is_file():
             differ = config_differences(saved, unit_config(config, unit, state))
@@ -68,7 +69,7 @@ def test_committed_fine_tune_configs_are_what_the_experiment_resolves_to_now(nam
                 differ = [d for d in differ if not d.startswith("bf16:")]
             assert differ == [], saved.name
             checked += 1
-    assert checked or not (folder / "configs").is_dir()
+    assert checked or not (folder / "configs").is_dir() or not any(u.kind == "train" for u in units)  # base only: nothing trained
 
 
 def test_shipped_experiments_are_the_issues_two():
