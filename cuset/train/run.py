@@ -106,7 +106,19 @@ def main(argv: list[str] | None = None) -> int:
     if not (folder / "config.yaml").is_file():
         print(f"cuset.train.run: {folder}/config.yaml not found; write one with TrainConfig.save or use `cuset train --detach`.", file=sys.stderr)
         return 2
-    return run_job(folder)
+    try:
+        return run_job(folder)
+    finally:
+        _leave_process_group()
+
+
+def _leave_process_group() -> None:
+    """A torchrun worker leaves its process group before the interpreter exits: gloo's threads,
+    torn down at exit instead, can abort the process ("terminate called without an active
+    exception", SIGABRT on rank 1 after the final model was saved, seen in a clean-clone CI)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
