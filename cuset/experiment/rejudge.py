@@ -34,6 +34,7 @@ from cuset.evaluate.rejudge import (
     Settings,
     Stored,
     counts,
+    diff_lines,
     evaluator_commit,
     first_line,
     recheck,
@@ -41,7 +42,7 @@ from cuset.evaluate.rejudge import (
     task_texts,
 )
 from cuset.experiment.config import RESULTS_DIR
-from cuset.experiment.results import RunInfo, kept_replies, read_replies, read_table, replies_path
+from cuset.experiment.results import RunInfo, kept_replies, read_replies, read_table, replies_path, write_reply_file
 from cuset.files import atomic_write
 
 CSV_NAME = "rejudge.csv"
@@ -224,8 +225,6 @@ def experiment_out(folder: str | Path, out: str | Path | None = None, force: boo
 
 def write_experiment_rejudge(result: ExperimentRejudge, csv_path: Path, json_path: Path) -> tuple[Path, Path]:
     """The rows as CSV and the summary as JSON (paths from experiment_out), each whole or not at all."""
-    from cuset.files import atomic_write
-
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     text = experiment_rows(result).to_csv(index=False)
     atomic_write(csv_path, lambda tmp: tmp.write_text(text))
@@ -241,8 +240,6 @@ def apply_experiment_rejudge(result: ExperimentRejudge) -> list[Path]:
     evaluator failed, not the candidates: e.g. a sandbox changed under a running pass); the
     rejudge's own CSV and JSON say what changed and under which evaluator commit. Then
     `python -m analysis.experiment NAME --results-only` redraws the tables. Each file whole or not at all."""
-    import gzip
-
     folder = result.folder
     csv = read_table(folder / "candidates.csv")
     new = experiment_rows(result)
@@ -258,20 +255,15 @@ def apply_experiment_rejudge(result: ExperimentRejudge) -> list[Path]:
     paths = [folder / "candidates.csv"]
     atomic_write(paths[0], lambda tmp: csv.to_csv(tmp, index=False))
     for unit in result.units:
-        path = replies_path(folder, unit.info)
         by_key = {(str(r["task_id"]), int(r["sample"])): r for r in unit.records}
-        lines = []
-        for line in gzip.decompress(path.read_bytes()).decode().splitlines():
-            reply = json.loads(line)
+        replies = read_replies(folder, unit.info)
+        for reply in replies:
             record = by_key.get((str(reply["task"]), int(reply["sample"])))
             if record is not None and record.get("checked"):
                 error_line = record.get("error_line")
                 reply.update(status=record["status"], error_line=None if error_line is None or error_line != error_line else int(error_line),
                              message=str(record.get("message") or ""), first_diff=str(record.get("first_diff") or ""))
-            lines.append(json.dumps(reply, ensure_ascii=False) + "\n")
-        data = gzip.compress("".join(lines).encode(), compresslevel=9, mtime=0)
-        atomic_write(path, lambda tmp, data=data: tmp.write_bytes(data))
-        paths.append(path)
+        paths.append(write_reply_file(replies_path(folder, unit.info), replies))
     return paths
 
 
@@ -279,8 +271,6 @@ def command(args: Any, overrides: Mapping[str, Any]) -> int:
     """`cuset eval rejudge --experiment NAME [--unit U] [--apply] [--out F] [--force] [--json]`
     (its parser is cuset.evaluate.commands'; `overrides` the settings given on the command line)."""
     from tqdm import tqdm
-
-    from cuset.evaluate.rejudge import diff_lines
 
     bars: list[Any] = []
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,25 +133,27 @@ def write_replies(out_dir: str | Path, frame: pd.DataFrame, runs: Mapping[int, R
     frame). gzip without a time stamp, so the same replies give the same bytes and a rewrite
     after every pass changes no committed file; a unit whose rows are not in `frame` (done in
     another workspace) keeps the file it has."""
-    from cuset.files import atomic_write
-
     paths = []
     if frame is None or frame.empty:
         return paths
     for run_id, info in runs.items():
         records = reply_records(frame, run_id)
-        if not records:
-            continue
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
-        data = gzip.compress(text, compresslevel=9, mtime=0)
-        path = replies_path(out_dir, info)
-        if path.is_file() and path.read_bytes() == data:
-            paths.append(path)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, lambda tmp, data=data: tmp.write_bytes(data))
-        paths.append(path)
+        if records:
+            paths.append(write_reply_file(replies_path(out_dir, info), records))
     return paths
+
+
+def write_reply_file(path: Path, records: Sequence[Mapping[str, Any]]) -> Path:
+    """One unit's replies as gzipped JSON lines, without a time stamp (the same records give the
+    same bytes, and an unchanged file is not rewritten), whole or not at all."""
+    from cuset.files import atomic_write
+
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+    data = gzip.compress(text, compresslevel=9, mtime=0)
+    if not (path.is_file() and path.read_bytes() == data):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda tmp: tmp.write_bytes(data))
+    return path
 
 
 def kept_replies(out_dir: str | Path) -> list[RunInfo]:
