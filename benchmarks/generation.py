@@ -40,13 +40,19 @@ the first 10 bundled tasks (--small: 3; the tiny model's near-uniform logits mak
 first position where each pair parts (int8 against the model's own dtype and against float32,
 float32 against float32).
 
+OpenVINO GenAI (cuset.generate.ov), the same way: tokens/s at batch 1, 8 and 49 in the model's own
+dtype (bfloat16 compute on fp16 weights where the CPU has native bf16, else float32) and float32
+at batch 1, beside the transformers loop's rows at the same batches, each against the bandwidth
+limit of its weight bytes (2 per matrix weight for fp16), the export time (optimum-intel in the
+export environment, `make openvino`), the child's peak RSS and greedy agreement (own dtype against
+transformers' own dtype, float32 against float32).
+
 Other engines: llama-cpp-python has no binary wheel on the package index this machine reaches
-(a source build needs cmake and a compile of llama.cpp), vLLM's CPU build is not on PyPI, and
-OpenVINO GenAI's exporter (optimum-intel 2.2.0) requires transformers < 5.6 (the project pins
-5.23; the optimum-intel pip resolves under that pin fails at import): neither is measured, and each
-gets a line saying so rather than being left out silently.
+(a source build needs cmake and a compile of llama.cpp) and vLLM's CPU build is not on PyPI:
+neither is measured, and each gets a line saying so rather than being left out silently.
 
     python -m benchmarks.generation --ct2-only   # only the CTranslate2 comparison (and its transformers baselines)
+    python -m benchmarks.generation --ov-only    # only the OpenVINO comparison (and its transformers baselines)
 """
 
 from __future__ import annotations
@@ -219,8 +225,40 @@ def ct2_child(model: str, length: int, n_short: int, n_long: int, batches: list[
     return out
 
 
-def compare_ct2(model: str, small: bool, bandwidth: float, own: str) -> dict[str, Any]:
-    """CTranslate2 against the transformers loop (see the module docstring); prints its table."""
+def child_rows(engine: Any, length: int, n_short: int, n_long: int, sizes: list[int], n_agree: int, label: str,
+               out: dict[str, Any]) -> None:
+    """One engine's rows into `out` (run in a child process): steps/s per batch, greedy replies."""
+    for batch in sizes:
+        out["rates"][f"{label} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)[0]
+    _, out["replies"][label] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)
+
+
+def ov_child(model: str, length: int, n_short: int, n_long: int, batches: list[int], n_agree: int, own: str) -> dict[str, Any]:
+    """OpenVINO's rows, run in this (child) process: the model's own dtype at every batch, float32 at
+    batch 1 (its exact agreement), export seconds and this process's peak RSS."""
+    from pathlib import Path
+
+    from cuset.generate.ov import OVEngine, folder_key, ov_cache_dir
+    from cuset.generate.source import resolve_source
+
+    source = resolve_source(model)
+    out: dict[str, Any] = {"rates": {}, "replies": {}, "convert_s": {}, "converted_now": {}, "bytes": {}}
+    for dtype, sizes in dict.fromkeys([(own, tuple(batches)), ("float32", (1,))]):
+        folder = ov_cache_dir() / folder_key(source, dtype)
+        made = not (folder / "config.json").is_file()
+        engine = OVEngine.load(source, dtype, progress=False)
+        record = json.loads((folder / "cuset-openvino.json").read_text())
+        out["convert_s"][dtype], out["converted_now"][dtype] = record["seconds"], made
+        out["bytes"][dtype] = (Path(engine.folder) / "openvino_model.bin").stat().st_size
+        child_rows(engine, length, n_short, n_long, list(sizes), n_agree, dtype, out)
+        del engine
+    out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+    return out
+
+
+def transformers_baselines(model: str, small: bool, own: str) -> dict[str, Any]:
+    """The transformers loop's rows the other engines are compared with (float32 at 1 and 8, the
+    model's own dtype at 1, 8 and, at full size, 49) and its greedy replies on the agreement prompts."""
     from cuset.generate.engines import TransformersEngine
 
     n_short, n_long, length = (4, 68, 128) if small else (8, 40, 768)  # tiny decodes ~150 steps/s: 64 steps outlast timer noise
@@ -231,56 +269,107 @@ def compare_ct2(model: str, small: bool, bandwidth: float, own: str) -> dict[str
     for dtype in dict.fromkeys(["float32", own]):
         engine = TransformersEngine.load(model, dtype, "cpu")
         matrix_params = step_bytes(engine.model)[1]
-        for batch in (1, 8) if dtype == "float32" else (8,):
+        for batch in (1, 8) if dtype == "float32" else batches:
             base[f"{dtype} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)[0]
         _, replies[dtype] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)
         del engine
-    transformers_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
-    args = json.dumps([model, length, n_short, n_long, batches, n_agree])
-    code = f"import json, sys; from benchmarks.generation import ct2_child; print(json.dumps(ct2_child(*json.loads({args!r}))))"
+    return {"model": model, "own": own, "base": base, "replies": replies, "matrix_params": matrix_params,
+            "rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, "shape": (length, n_short, n_long),
+            "batches": batches, "n_agree": n_agree}
+
+
+def _run_child(function: str, args: list[Any]) -> dict[str, Any] | str:
+    """`function(*args)` of this module in a child process (so its peak RSS is its own); its
+    result, or the last line of its error."""
+    code = f"import json, sys; from benchmarks.generation import {function}; print(json.dumps({function}(*json.loads({json.dumps(args)!r}))))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if done.returncode != 0:
-        print(f"ctranslate2 not measured: its child process failed: {done.stderr.strip().splitlines()[-1:]}")
-        return {}
-    child = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"{'ctranslate2 vs transformers':<28}{'steps/s':>9}{'tokens/s':>10}{'x tf same':>11}{'GB/step':>9}{'of bandwidth':>14}")
-    bytes_per = {"int8": 1, "float32": 4}
-    rows: dict[str, dict[str, float]] = {}
-    for name, rate in [*(("transformers " + k, v) for k, v in base.items()), *(("ctranslate2 " + k, v) for k, v in child["rates"].items())]:
-        kind, dtype, batch = name.split()[0], name.split()[1], int(name.split("x")[-1])
-        width = bytes_per.get(dtype, 2) if kind == "ctranslate2" else {"float32": 4, "bfloat16": 2}[dtype]
-        if kind == "transformers" and dtype == "bfloat16":
-            from cuset import bf16
+        return " ".join(done.stderr.strip().splitlines()[-1:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
-            width = 4 if bf16.enabled("bfloat16", "cpu") else 2  # its GEMMs read the weights' float32 copies
-        gb = matrix_params * width / 1e9
+
+def engine_table(kind: str, tf: dict[str, Any], child: dict[str, Any], bandwidth: float, bytes_per: dict[str, float]) -> dict[str, dict[str, float]]:
+    """Print one engine's rows beside the transformers loop's; return them by name."""
+    from cuset import bf16
+
+    base, own = tf["base"], tf["own"]
+    print(f"{kind + ' vs transformers':<28}{'steps/s':>9}{'tokens/s':>10}{'x tf same':>11}{'GB/step':>9}{'of bandwidth':>14}")
+    rows: dict[str, dict[str, float]] = {}
+    for name, rate in [*(("transformers " + k, v) for k, v in base.items()), *((kind + " " + k, v) for k, v in child["rates"].items())]:
+        engine, dtype, batch = name.split()[0], name.split()[1], int(name.split("x")[-1])
+        width = bytes_per.get(dtype, 2) if engine == kind else {"float32": 4, "bfloat16": 2}[dtype]
+        if engine == "transformers" and dtype == "bfloat16" and bf16.enabled("bfloat16", "cpu"):
+            width = 4  # its GEMMs read the weights' float32 copies
+        gb = tf["matrix_params"] * width / 1e9
         same = base.get(f"{dtype} x{batch}") or base.get(f"{own} x{batch}")
         rows[name] = {"steps_s": rate, "tok_s": rate * batch, "bw": gb * 1e9 * rate / bandwidth, "gb": gb}
-        vs = f"{rate / same:>11.2f}" if kind == "ctranslate2" and same else f"{'':>11}"
+        vs = f"{rate / same:>11.2f}" if engine == kind and same else f"{'':>11}"
         print(f"{name:<28}{rate:>9.2f}{rate * batch:>10.1f}{vs}{gb:>9.2f}{rows[name]['bw']:>14.2f}")
-    for compute, seconds in child["convert_s"].items():
-        when = "this run" if child["converted_now"][compute] else "when the cached folder was made"
-        print(f"ctranslate2 {compute} conversion: {seconds:.1f} s ({when}); model.bin {child['bytes'][compute] / 1e9:.2f} GB")
-    print(f"peak RSS: transformers process {transformers_rss:.2f} GB, ctranslate2 child {child['peak_rss_gb']:.2f} GB")
-    agreement_rows = {}
-    for ours, theirs in dict.fromkeys((("float32", "float32"), ("int8", own), ("int8", "float32"))):
-        parts = [first_divergence(a, b) for a, b in zip(replies[theirs], child["replies"][ours])]
+    for dtype, seconds in child["convert_s"].items():
+        when = "this run" if child["converted_now"][dtype] else "when the cached folder was made"
+        print(f"{kind} {dtype} conversion: {seconds:.1f} s ({when}); weights file {child['bytes'][dtype] / 1e9:.2f} GB")
+    print(f"peak RSS: transformers process {tf['rss_gb']:.2f} GB, {kind} child {child['peak_rss_gb']:.2f} GB")
+    return rows
+
+
+def greedy_agreement(kind: str, tf: dict[str, Any], child: dict[str, Any], pairs: list[tuple[str, str]]) -> dict[str, str]:
+    n_long = tf["shape"][2]
+    out = {}
+    for ours, theirs in dict.fromkeys(pairs):
+        parts = [first_divergence(a, b) for a, b in zip(tf["replies"][theirs], child["replies"][ours])]
         same = sum(p is None for p in parts)
-        agreement_rows[f"ct2 {ours} vs transformers {theirs}"] = {"identical": same, "of": len(parts), "first_divergence": parts}
-        print(f"greedy ct2 {ours} vs transformers {theirs} ({n_agree} tasks x {n_long} tokens): {same}/{len(parts)} identical; "
+        out[f"{kind} {ours} vs transformers {theirs}"] = f"{same}/{len(parts)}"
+        print(f"greedy {kind} {ours} vs transformers {theirs} ({tf['n_agree']} tasks x {n_long} tokens): {same}/{len(parts)} identical; "
               f"first divergence at {['=' if p is None else p for p in parts]}")
+    return out
+
+
+def compare_ct2(tf: dict[str, Any], bandwidth: float) -> dict[str, Any]:
+    """CTranslate2 against the transformers loop (see the module docstring); prints its table."""
+    length, n_short, n_long = tf["shape"]
+    child = _run_child("ct2_child", [tf["model"], length, n_short, n_long, tf["batches"], tf["n_agree"]])
+    if isinstance(child, str):
+        print(f"ctranslate2 not measured: its child process failed: {child}")
+        return {}
+    own = tf["own"]
+    rows = engine_table("ctranslate2", tf, child, bandwidth, {"int8": 1, "float32": 4})
+    agreement_rows = greedy_agreement("ct2", tf, child, [("float32", "float32"), ("int8", own), ("int8", "float32")])
     best8 = rows.get("ctranslate2 int8 x8", {}).get("tok_s", 0.0)
     return {
         "ct2_int8_tok_s_batch8": round(best8, 2),
-        "ct2_int8_vs_transformers_batch8": round(best8 / (base[f"{own} x8"] * 8), 2),
-        "ct2_int8_vs_transformers_float32_batch8": round(best8 / (base["float32 x8"] * 8), 2),
+        "ct2_int8_vs_transformers_batch8": round(best8 / (tf["base"][f"{own} x8"] * 8), 2),
+        "ct2_int8_vs_transformers_float32_batch8": round(best8 / (tf["base"]["float32 x8"] * 8), 2),
         "ct2_int8_bandwidth_fraction_batch1": round(rows["ctranslate2 int8 x1"]["bw"], 3),
         "ct2_float32_bandwidth_fraction_batch1": round(rows["ctranslate2 float32 x1"]["bw"], 3),
         "ct2_int8_tok_s_batch49": round(rows["ctranslate2 int8 x49"]["tok_s"], 2) if "ctranslate2 int8 x49" in rows else None,
         "ct2_convert_s": child["convert_s"],
         "ct2_peak_rss_gb": round(child["peak_rss_gb"], 2),
-        "transformers_peak_rss_gb": round(transformers_rss, 2),
-        "ct2_greedy_agreement": {k: f"{v['identical']}/{v['of']}" for k, v in agreement_rows.items()},
+        "transformers_peak_rss_gb": round(tf["rss_gb"], 2),
+        "ct2_greedy_agreement": agreement_rows,
+    }
+
+
+def compare_ov(tf: dict[str, Any], bandwidth: float) -> dict[str, Any]:
+    """OpenVINO GenAI against the transformers loop (see the module docstring); prints its table."""
+    length, n_short, n_long = tf["shape"]
+    own = tf["own"]
+    child = _run_child("ov_child", [tf["model"], length, n_short, n_long, tf["batches"], tf["n_agree"], own])
+    if isinstance(child, str):
+        print(f"openvino not measured: its child process failed: {child}")
+        return {}
+    rows = engine_table("openvino", tf, child, bandwidth, {"bfloat16": 2, "float32": 4})
+    agreement_rows = greedy_agreement("openvino", tf, child, [("float32", "float32"), (own, own)])
+    figures: dict[str, Any] = {}
+    for batch in tf["batches"]:
+        ours, theirs = rows[f"openvino {own} x{batch}"]["tok_s"], tf["base"][f"{own} x{batch}"] * batch
+        figures[f"ov_tok_s_batch{batch}"] = round(ours, 2)
+        figures[f"ov_vs_transformers_batch{batch}"] = round(ours / theirs, 2)
+    return figures | {
+        "ov_dtype": own,
+        "ov_bandwidth_fraction_batch1": round(rows[f"openvino {own} x1"]["bw"], 3),
+        "ov_convert_s": child["convert_s"],
+        "ov_peak_rss_gb": round(child["peak_rss_gb"], 2),
+        "ov_greedy_agreement": agreement_rows,
     }
 
 
@@ -290,17 +379,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="", help="default: coder-0.5b (--small: smollm2-135m)")
     ap.add_argument("--bf16-anyway", action="store_true", help="measure bfloat16 even where it is slow here (CUSET_BF16_MATMULS=native on a CPU without bf16 instructions)")
     ap.add_argument("--ct2-only", action="store_true", help="only the CTranslate2 comparison and its transformers baselines")
+    ap.add_argument("--ov-only", action="store_true", help="only the OpenVINO comparison and its transformers baselines")
     args = ap.parse_args(argv)
     args.model = args.model or ("smollm2-135m" if args.small else "coder-0.5b")
     import torch
 
-    if args.ct2_only:
+    if args.ct2_only or args.ov_only:
         from cuset import models
 
         own = models.default_score_dtype(args.model) if not models.slow_bf16_note("bfloat16", "cpu") else "float32"
         bandwidth = copy_bandwidth(128 if args.small else 512)
         print(f"{args.model}: copy bandwidth {bandwidth / 1e9:.1f} GB/s")
-        print(json.dumps(compare_ct2("tiny" if args.small else args.model, args.small, bandwidth, own)))
+        tf = transformers_baselines("tiny" if args.small else args.model, args.small, own)
+        figures = compare_ct2(tf, bandwidth) if args.ct2_only else {}
+        figures |= compare_ov(tf, bandwidth) if args.ov_only else {}
+        print(json.dumps(figures))
         return 0
 
     from cuset import models
@@ -360,8 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'transformers ' + dtype + ' x' + str(batch):<28}{r['steps_s']:>9.2f}{r['tok_s']:>10.1f}{r['tok_s'] / base:>7.2f}"
               f"{r['gb']:>9.2f}{r['bw']:>14.2f}{r['flop']:>16.2f}{mark}")
     for name, why in (("llama-cpp-python", "no binary wheel on the package index (a source build of llama.cpp)"),
-                      ("vllm (CPU)", "its CPU build is not on PyPI"),
-                      ("openvino-genai", "its exporter (optimum-intel 2.2.0) requires transformers < 5.6; the project pins 5.23")):
+                      ("vllm (CPU)", "its CPU build is not on PyPI")):
         print(f"{name:<28} not measured: {why}")
     speedup = stagger["generate_s"] / stagger["loop_s"]
     print(f"ragged batch {own} x{widest} ({stagger['ended']:.0%} of rows end before step {n_long}; generate's useful row-steps "
@@ -382,7 +474,9 @@ def main(argv: list[str] | None = None) -> int:
         "generation_ragged_useful_share": round(stagger["useful"], 3),
         "generation_loop_identical_share": round(stagger["identical"], 3),
     }
-    figures |= compare_ct2("tiny" if args.small else args.model, args.small, bandwidth, own)
+    tf = transformers_baselines("tiny" if args.small else args.model, args.small, own)
+    figures |= compare_ct2(tf, bandwidth)
+    figures |= compare_ov(tf, bandwidth)
     print(json.dumps(figures))
     return 0
 

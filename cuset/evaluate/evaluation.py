@@ -51,7 +51,7 @@ class EvalConfig(ConfigFile):
     max_new_tokens: int = field(default=1536, metadata={"help": "Reply length cap, tokens."})
     batch_size: int = field(default=48, metadata={"help": "Replies generated together (GenerateConfig.batch_size)."})
     dtype: str = field(default="auto", metadata={"help": "Generation dtype: auto (the model's own), float32, bfloat16 (int8 under engine ctranslate2)."})
-    engine: str = field(default="auto", metadata={"help": "Generation engine: auto (transformers, or vLLM on a GPU), transformers (the reference), ctranslate2 (CPU int8/float32), vllm."})
+    engine: str = field(default="auto", metadata={"help": "Generation engine: auto (transformers, or vLLM on a GPU), transformers (the reference), ctranslate2 (CPU int8/float32), openvino (CPU bfloat16/float32, OpenVINO GenAI), vllm."})
     one_shot: bool = field(default=True, metadata={"help": "Show one example task and solution in the prompt."})
     protocol: str = field(default="full", metadata={"help": (
         "What the model writes: full (the whole solution module) or kernel-only (the task's Python wrapper, cut from its "

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from cuset.config import ConfigFile
 
-ENGINES = ("auto", "transformers", "vllm", "ctranslate2")
+ENGINES = ("auto", "transformers", "vllm", "ctranslate2", "openvino")
 DTYPES = ("auto", "float32", "bfloat16", "int8")
 PROTOCOLS = ("full", "kernel-only")  # what the model is asked to write (cuset.generate.kernel_only)
 INT8_ENGINES = ("ctranslate2",)  # engines that run int8 weights
@@ -44,10 +44,13 @@ class GenerateConfig(ConfigFile):
     dtype: str = field(default="auto", metadata={"help": (
         f"Weights dtype, one of {DTYPES}; auto = the model's own (cuset.models: bfloat16 for the Qwen coders, "
         "float32 otherwise; a fine-tune takes its base model's), except under engine ctranslate2, where auto = int8 "
-        "(its fast CPU path). int8 is for ctranslate2 only.")})
+        "(its fast CPU path), and engine openvino, where auto = bfloat16 on a CPU with native bf16, else float32. "
+        "int8 is for ctranslate2 only.")})
     engine: str = field(default="auto", metadata={"help": (
         f"One of {ENGINES}; auto = vLLM when it is installed and a GPU is present, else transformers (the reference). "
-        "ctranslate2: CTranslate2's CPU runtime on a once-converted copy of the model (cuset.generate.ct2).")})
+        "ctranslate2: CTranslate2's CPU runtime on a once-converted copy of the model (cuset.generate.ct2); "
+        "openvino: OpenVINO GenAI's continuous batching on a once-exported copy (cuset.generate.ov; `make openvino` "
+        "builds its export environment).")})
     protocol: str = field(default="full", metadata={"help": (
         f"One of {PROTOCOLS}: full = the model writes the whole solution module; kernel-only = the task's Python wrapper "
         "(from its reference solution) is given and the model writes only the CUDA source (cuset.generate.kernel_only).")})

@@ -51,7 +51,7 @@ from typing import Any
 
 from cuset.generate.config import GenerateConfig
 from cuset.generate.engines import Completion, EngineError, Request, _completion, stop_token_ids
-from cuset.generate.source import ModelSource, load_model, resolve_source
+from cuset.generate.source import ModelSource, resolve_source, save_merged
 
 CONVERTER_VERSION = 1  # bump when the conversion below changes: old folders are then not reused
 COMPUTE_TYPES = ("int8", "float32", "bfloat16", "float16", "int8_float32", "int8_bfloat16")
@@ -85,14 +85,6 @@ def folder_key(source: ModelSource, compute_type: str) -> str:
     return f"{safe}-{source.fingerprint}-{compute_type}-ct2{ct2.__version__}-c{CONVERTER_VERSION}"
 
 
-def _merged(source: ModelSource, into: Path) -> Path:
-    """A LoRA source merged into its base in float32 and saved as a transformers folder."""
-    model, tokenizer = load_model(source, "float32", "cpu")
-    model.save_pretrained(into)
-    tokenizer.save_pretrained(into)
-    return into
-
-
 def ct2_folder(source: ModelSource, compute_type: str = "int8", cache_dir: Path | None = None, progress: bool = True) -> Path:
     """The CTranslate2 folder of `source` at `compute_type`, converted on first use (see the
     module docstring); later calls return the cached folder without converting."""
@@ -115,7 +107,7 @@ def ct2_folder(source: ModelSource, compute_type: str = "int8", cache_dir: Path 
             path = source.path
             if source.kind == "lora":
                 bar.set_postfix_str("merging the adapter into its base (float32)")
-                path = str(_merged(source, Path(scratch)))
+                path = str(save_merged(source, Path(scratch)))
                 bar.update(1)
             bar.set_postfix_str("converting")
             TransformersConverter(path, low_cpu_mem_usage=True).convert(str(tmp), quantization=compute_type, force=True)

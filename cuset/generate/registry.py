@@ -5,7 +5,7 @@
 
 ENGINE_LOADERS maps a name to its loader (source, resolved dtype, config) -> Engine;
 "transformers" is the reference every other engine is compared with. The engines themselves
-(cuset.generate.engines, cuset.generate.ct2) do not import this module.
+(cuset.generate.engines, cuset.generate.ct2, cuset.generate.ov) do not import this module.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from cuset.generate.config import GenerateConfig
 from cuset.generate.ct2 import CT2Engine
 from cuset.generate.engines import Engine, EngineError, TransformersEngine, VLLMEngine
+from cuset.generate.ov import OVEngine
 from cuset.generate.source import ModelSource, pick_device, resolve_source
 
 
@@ -36,11 +37,16 @@ def pick_engine(name: str) -> str:
 
 def resolve_dtype(dtype: str, source: ModelSource, engine: str = "transformers") -> str:
     """A config's dtype with 'auto' replaced by the model's own (a fine-tune's base model's);
-    under ctranslate2, auto is int8 (its fast CPU path)."""
+    under ctranslate2, auto is int8 (its fast CPU path); under openvino, bfloat16 where the CPU has
+    native bf16, else float32 (cuset.generate.ov.check_dtype)."""
     if dtype != "auto":
         return dtype
     if engine == "ctranslate2":
         return "int8"
+    if engine == "openvino":
+        from cuset.generate.ov import check_dtype
+
+        return check_dtype("auto")
     from cuset.models import default_score_dtype
 
     return default_score_dtype(source.base or source.spec)
@@ -66,11 +72,18 @@ def _load_ctranslate2(source: ModelSource, dtype: str, config: GenerateConfig) -
     return CT2Engine.load(source, dtype, pick_device(config.device))
 
 
+def _load_openvino(source: ModelSource, dtype: str, config: GenerateConfig) -> Engine:
+    if pick_device(config.device) != "cpu":
+        raise EngineError("engine='openvino' runs on the CPU here (device='cpu' or 'auto' without a GPU); use engine='vllm' on a GPU.")
+    return OVEngine.load(source, dtype)
+
+
 # name -> loader(source, resolved dtype, config); "transformers" is the reference every other engine is compared with.
 ENGINE_LOADERS: dict[str, Callable[[ModelSource, str, GenerateConfig], Engine]] = {
     "transformers": _load_transformers,
     "vllm": _load_vllm,
     "ctranslate2": _load_ctranslate2,
+    "openvino": _load_openvino,
 }
 
 

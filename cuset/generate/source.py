@@ -210,3 +210,12 @@ def load_model(source: ModelSource | str, dtype: str = "float32", device: str = 
     else:
         model = _from_pretrained(source.path, torch_dtype, f"model {source.spec!r}")
     return model.to(device).eval(), tokenizer
+
+
+def save_merged(source: ModelSource, into: Path) -> Path:
+    """A LoRA source merged into its base in float32 and saved as a transformers folder (what the
+    engines that convert a model folder, CTranslate2 and OpenVINO, convert)."""
+    model, tokenizer = load_model(source, "float32", "cpu")
+    model.save_pretrained(into)
+    tokenizer.save_pretrained(into)
+    return into

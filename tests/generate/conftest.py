@@ -55,3 +55,32 @@ def sharp_engine():
             if parameter.ndim == 2:
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.15)
     return TransformersEngine(model, models.load_tokenizer("tiny")[0])
+
+
+@pytest.fixture(scope="session")
+def sharp_folder(tmp_path_factory):
+    """The tiny model with its matrices redrawn at std 0.15 (peaked, prompt-dependent
+    distributions, as sharp_engine), saved in float32 as a model folder (for the engines that
+    convert a folder: CTranslate2, OpenVINO)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from cuset import models
+
+    folder = tmp_path_factory.mktemp("sharp") / "model"
+    model = AutoModelForCausalLM.from_pretrained(models.resolve("tiny").source, dtype=torch.float32)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.ndim == 2:
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.15)
+    model.save_pretrained(folder)
+    models.load_tokenizer("tiny")[0].save_pretrained(folder)
+    return folder
+
+
+def prompt_rows(tokenizer, tasks) -> list[list[int]]:
+    """Five prompts of different lengths: the tails of the tasks' texts, and two short ones."""
+    texts = list(tasks.values())
+    rows = [tokenizer(t, add_special_tokens=False).input_ids[-(40 + 25 * i) :] for i, t in enumerate(texts)]
+    return rows + [tokenizer("__global__ void relu(", add_special_tokens=False).input_ids, [5, 17, 42, 9]]

@@ -19,26 +19,7 @@ from cuset.generate import (
 )
 from cuset.generate.engines import Request
 from cuset.generate.source import resolve_source
-
-
-@pytest.fixture(scope="module")
-def sharp_folder(tmp_path_factory):
-    """The tiny model with its matrices redrawn at std 0.15 (peaked, prompt-dependent
-    distributions, as conftest's sharp_engine), saved in float32 as a model folder."""
-    from transformers import AutoModelForCausalLM
-
-    from cuset import models
-
-    folder = tmp_path_factory.mktemp("sharp") / "model"
-    model = AutoModelForCausalLM.from_pretrained(models.resolve("tiny").source, dtype=torch.float32)
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for parameter in model.parameters():
-            if parameter.ndim == 2:
-                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.15)
-    model.save_pretrained(folder)
-    models.load_tokenizer("tiny")[0].save_pretrained(folder)
-    return folder
+from tests.generate.conftest import prompt_rows
 
 
 @pytest.fixture(scope="module")
@@ -51,13 +32,6 @@ def engines(sharp_folder, cache):
     """(ctranslate2 float32, transformers float32) on the sharp model."""
     source = resolve_source(str(sharp_folder))
     return CT2Engine.load(source, "float32", "cpu", threads=1, cache_dir=cache, progress=False), TransformersEngine.load(source, "float32", "cpu")
-
-
-def prompt_rows(tokenizer, tasks) -> list[list[int]]:
-    """Five prompts of different lengths: the tails of the tasks' texts, and two short ones."""
-    texts = list(tasks.values())
-    rows = [tokenizer(t, add_special_tokens=False).input_ids[-(40 + 25 * i) :] for i, t in enumerate(texts)]
-    return rows + [tokenizer("__global__ void relu(", add_special_tokens=False).input_ids, [5, 17, 42, 9]]
 
 
 def test_conversion_is_cached_and_keyed_by_source_and_compute_type(sharp_folder, tmp_path, monkeypatch):
