@@ -7,9 +7,9 @@ CTranslate2's C++ runtime (int8 or float32 weights on a CPU; bfloat16/float16 wh
 
 Why this engine (measured on the project's 2-core AVX2 EPYC; benchmarks/README.md has the
 numbers): it installs beside the pinned transformers (one 146 MB wheel), converts a transformers
-folder itself, and its int8 decoding reads a quarter of float32's bytes per step. OpenVINO GenAI was
-the other candidate; its exporter (optimum-intel) requires transformers < 5.6, so it cannot run in
-this environment.
+folder itself, and its int8 decoding reads a quarter of float32's bytes per step. On the AMX Xeon
+it is slower than the transformers loop beyond one row; OpenVINO GenAI (cuset.generate.ov), whose
+exporter runs in its own environment, is the faster CPU engine there.
 
 Conversion: a model is converted once per (source identity, converter, compute type) into
 `models_dir()/ctranslate2/<name>-<fingerprint>-<type>-ct2<version>-c<CONVERTER_VERSION>/`, next to

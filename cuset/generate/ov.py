@@ -193,6 +193,7 @@ class OVEngine:
         self.tokenizer = tokenizer
         self.source = source
         self.dtype = check_dtype(dtype)
+        self.weights = _FORMATS[self.dtype][0]  # what the exported folder stores (the compute dtype is self.dtype)
         self.version = genai.get_version()
         self.threads = threads or len(os.sched_getaffinity(0))
         self.context = context

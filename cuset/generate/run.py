@@ -179,6 +179,7 @@ def generate(
         "engine_version": getattr(engine, "version", None),
         "decoding": getattr(engine, "decoding", engine.name),
         "dtype": getattr(engine, "dtype", config.dtype),
+        "weights": getattr(engine, "weights", getattr(engine, "dtype", config.dtype)),  # as stored, where it differs (openvino: fp16)
         "batch_size": config.batch_size,
         "protocol": config.protocol,
     }

@@ -105,7 +105,7 @@ def test_seeded_sampling_is_reproducible_per_request_whatever_the_batch(engines,
     assert replies(first)[::2] != replies(greedy)
     assert len(set(replies(first))) == len(replies(first))
     stats = first.stats
-    assert (stats["engine"], stats["dtype"], stats["decoding"]) == ("openvino", "float32", "openvino-continuous-batching")
+    assert (stats["engine"], stats["dtype"], stats["weights"], stats["decoding"]) == ("openvino", "float32", "fp32", "openvino-continuous-batching")
     import openvino_genai
 
     assert stats["engine_version"] == openvino_genai.get_version()
