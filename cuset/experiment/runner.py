@@ -147,7 +147,7 @@ def unit_label(name: str, unit: Unit) -> str:
 
 
 # TrainConfig fields that change how a fine-tune runs, not the model it makes
-ADOPT_IGNORED = ("save_steps", "threads", "nproc", "report_to", "output_dir", "evaluate", "eval_every", "preset")
+ADOPT_IGNORED = ("save_steps", "threads", "nproc", "report_to", "output_dir", "evaluate", "eval_every", "preset", "gradient_checkpointing")
 
 
 def config_differences(path: Path, want: Any) -> list[str]:

@@ -123,6 +123,8 @@ class FineTune:
             num_train_epochs=c.epochs if c.epochs > 0 else 1.0,
             max_steps=c.max_steps if c.max_steps > 0 else -1,
             bf16=bool(c.bf16),
+            gradient_checkpointing=c.gradient_checkpointing,
+            gradient_checkpointing_kwargs={"use_reentrant": False} if c.gradient_checkpointing else None,
             use_cpu=not cuda,
             ddp_backend="gloo" if several and not cuda else None,
             ddp_find_unused_parameters=False,

@@ -21,20 +21,23 @@ class GradCapture(TrainerCallback):
 
     def __init__(self) -> None:
         self.grads: dict[str, torch.Tensor] = {}
+        self.checkpointing: bool | None = None
 
     def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
         if not self.grads:
             self.grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+            self.checkpointing = any(getattr(m, "gradient_checkpointing", False) for m in model.modules())
 
 
-def first_step_grads(tmp_path, batch_size: int, grad_accum: int) -> dict[str, torch.Tensor]:
-    config = TrainConfig.from_preset("tiny", method="cuset", batch_size=batch_size, grad_accum=grad_accum, max_steps=1, save_steps=100)
-    recipe = FineTune(config, tmp_path / f"{batch_size}x{grad_accum}", log=lambda _: None)
+def first_step_grads(tmp_path, batch_size: int, grad_accum: int, **fields) -> dict[str, torch.Tensor]:
+    config = TrainConfig.from_preset("tiny", method="cuset", batch_size=batch_size, grad_accum=grad_accum, max_steps=1, save_steps=100, **fields)
+    recipe = FineTune(config, tmp_path / f"{batch_size}x{grad_accum}{'-gc' if fields else ''}", log=lambda _: None)
     trainer = recipe.prepare()
     trainer.args.max_grad_norm = 0.0  # clipping would hide a difference in scale
     capture = GradCapture()
     trainer.add_callback(capture)
     trainer.train()
+    capture.grads["checkpointing"] = torch.tensor(bool(capture.checkpointing))
     return capture.grads
 
 
@@ -48,6 +51,16 @@ def test_grad_accumulation_4x1_equals_1x4(tmp_path):
         torch.testing.assert_close(accumulated[name], grad, rtol=1e-4, atol=1e-7, msg=name)
     halved = {n: g / 2 for n, g in whole.items()}  # the comparison notices a wrong scale
     assert not all(torch.allclose(halved[n], accumulated[n], rtol=1e-4, atol=1e-7) for n in whole)
+
+
+def test_gradient_checkpointing_gives_the_same_gradients(tmp_path):
+    """Recomputing the activations in the backward pass changes the memory, not the gradients."""
+    plain = first_step_grads(tmp_path, 2, 1)
+    recomputed = first_step_grads(tmp_path, 2, 1, gradient_checkpointing=True)
+    assert not plain.pop("checkpointing") and recomputed.pop("checkpointing")  # the layers did recompute
+    assert plain.keys() == recomputed.keys() and plain
+    for name, grad in plain.items():
+        torch.testing.assert_close(recomputed[name], grad, rtol=1e-5, atol=1e-8, msg=name)
 
 
 def test_examples_align_token_for_token_with_the_scores(tmp_path):
