@@ -103,8 +103,8 @@ def keep_finished(job_id: int, dest: Path, limit_mb: float = 64.0, store: JobSto
     if not all(f.is_file() for f in files):
         return _keep_records(job, dest)
     size_mb = sum(f.stat().st_size for f in files) / 2**20
-    if size_mb > limit_mb:
-        return f"job {job_id}'s adapter is {size_mb:.0f} MB, over the {limit_mb:.0f} MB kept; not kept"
+    if size_mb > limit_mb:  # its records still show how it trained; the adapter stays in the workspace only
+        return _keep_records(job, dest, f"its adapter is {size_mb:.0f} MB, over the {limit_mb:.0f} MB kept; it stays in {final}")
     digests = _adapter_digests(final)
     replaced = ""
     if (dest / KEPT_MARKER).is_file():

@@ -186,7 +186,10 @@ def test_a_kept_lora_fine_tune_is_restored_into_another_workspace(workspace, tmp
     assert {"config.yaml", "metrics.jsonl", "result.json", KEPT_MARKER} <= {p.name for p in kept.iterdir()}
     assert not list(kept.parent.glob(".*"))  # no partial copy left
     assert keep_finished(job.id, kept) == ""  # kept already
-    assert "over the" in keep_finished(job.id, tmp_path / "small", limit_mb=0.001) and not (tmp_path / "small").exists()
+    line = keep_finished(job.id, tmp_path / "small", limit_mb=0.001)  # too big: the records only, nothing to restore
+    assert "over the" in line and "records kept" in line
+    assert (tmp_path / "small" / "metrics.jsonl").is_file() and not (tmp_path / "small" / "kept.json").exists()
+    assert not (tmp_path / "small" / "final").exists()
 
     monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "fresh-ws"))
     store = jobs.JobStore()
