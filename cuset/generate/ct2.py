@@ -46,12 +46,11 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from cuset.generate.config import GenerateConfig
 from cuset.generate.engines import Completion, EngineError, Request, _completion, stop_token_ids
-from cuset.generate.source import ModelSource, resolve_source, save_merged
+from cuset.generate.source import ModelSource, model_facts, resolve_source, save_merged
 
 CONVERTER_VERSION = 1  # bump when the conversion below changes: old folders are then not reused
 COMPUTE_TYPES = ("int8", "float32", "bfloat16", "float16", "int8_float32", "int8_bfloat16")
@@ -167,22 +166,11 @@ class CT2Engine:
     def load(cls, source: ModelSource | str, compute_type: str = "int8", device: str = "cpu", threads: int = 0,
              cache_dir: Path | None = None, progress: bool = True) -> CT2Engine:
         """Convert (once) and load a model spec or source; `threads` 0 = one per core."""
-        from transformers import AutoConfig, AutoTokenizer, GenerationConfig
-
         source = resolve_source(source) if isinstance(source, str) else source
         check_compute_type(compute_type, device)
         folder = ct2_folder(source, compute_type, cache_dir, progress)
-        from cuset import models
-
-        weights = models.resolve(source.base).source if source.kind == "lora" else source.path
-        config = AutoConfig.from_pretrained(weights)
-        try:
-            generation = GenerationConfig.from_pretrained(weights)
-        except OSError:
-            generation = None
-        holder = SimpleNamespace(generation_config=generation)  # stop_token_ids reads the model's eos from it
-        tokenizer = AutoTokenizer.from_pretrained(source.tokenizer)
-        return cls(folder, tokenizer, source, compute_type, device, threads, getattr(config, "max_position_embeddings", None), holder)
+        tokenizer, context, holder = model_facts(source)
+        return cls(folder, tokenizer, source, compute_type, device, threads, context, holder)
 
     def _generator(self) -> Any:
         import os

@@ -49,12 +49,11 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from cuset.generate.config import GenerateConfig
 from cuset.generate.engines import Completion, EngineError, Request, _completion, stop_token_ids
-from cuset.generate.source import ModelSource, resolve_source, save_merged
+from cuset.generate.source import ModelSource, model_facts, resolve_source, save_merged
 
 CONVERTER_VERSION = 1  # bump when the export below changes: old folders are then not reused
 DTYPES = ("bfloat16", "float32")
@@ -205,22 +204,11 @@ class OVEngine:
     def load(cls, source: ModelSource | str, dtype: str = "bfloat16", threads: int = 0, cache_dir: Path | None = None,
              progress: bool = True) -> OVEngine:
         """Export (once) and load a model spec or source; `threads` 0 = one per core."""
-        from transformers import AutoConfig, AutoTokenizer, GenerationConfig
-
         source = resolve_source(source) if isinstance(source, str) else source
         dtype = check_dtype(dtype)
         folder = ov_folder(source, dtype, cache_dir, progress)
-        from cuset import models
-
-        weights = models.resolve(source.base).source if source.kind == "lora" else source.path
-        config = AutoConfig.from_pretrained(weights)
-        try:
-            generation = GenerationConfig.from_pretrained(weights)
-        except OSError:
-            generation = None
-        holder = SimpleNamespace(generation_config=generation)  # stop_token_ids reads the model's eos from it
-        tokenizer = AutoTokenizer.from_pretrained(source.tokenizer)
-        return cls(folder, tokenizer, source, dtype, threads, getattr(config, "max_position_embeddings", None), holder)
+        tokenizer, context, holder = model_facts(source)
+        return cls(folder, tokenizer, source, dtype, threads, context, holder)
 
     def context_length(self) -> int | None:
         return self.context

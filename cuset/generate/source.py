@@ -219,3 +219,21 @@ def save_merged(source: ModelSource, into: Path) -> Path:
     model.save_pretrained(into)
     tokenizer.save_pretrained(into)
     return into
+
+
+def model_facts(source: ModelSource) -> tuple[Any, int | None, Any]:
+    """What an engine that runs a converted copy needs of the original, without its weights:
+    (tokenizer, context length, a holder whose generation_config gives the model's eos to
+    engines.stop_token_ids). A LoRA source's config is its base model's."""
+    from types import SimpleNamespace
+
+    from transformers import AutoConfig, AutoTokenizer, GenerationConfig
+
+    weights = models.resolve(source.base).source if source.kind == "lora" else source.path
+    config = AutoConfig.from_pretrained(weights)
+    try:
+        generation = GenerationConfig.from_pretrained(weights)
+    except OSError:
+        generation = None
+    tokenizer = AutoTokenizer.from_pretrained(source.tokenizer)
+    return tokenizer, getattr(config, "max_position_embeddings", None), SimpleNamespace(generation_config=generation)

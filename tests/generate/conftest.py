@@ -84,3 +84,27 @@ def prompt_rows(tokenizer, tasks) -> list[list[int]]:
     texts = list(tasks.values())
     rows = [tokenizer(t, add_special_tokens=False).input_ids[-(40 + 25 * i) :] for i, t in enumerate(texts)]
     return rows + [tokenizer("__global__ void relu(", add_special_tokens=False).input_ids, [5, 17, 42, 9]]
+
+
+def stops_and_finishes(engine, reference, tasks) -> tuple[list, list, set[int], list[tuple[int, int]]]:
+    """Both engines run with stop tokens picked from the free-running replies, so the rows end at
+    different steps and one runs to the cap: (engine's completions, reference's, the stops,
+    the engine's progress calls). The engines' own stops are restored afterwards."""
+    from cuset.generate import GenerateConfig
+    from cuset.generate.engines import Request
+
+    rows = prompt_rows(reference.tokenizer, tasks)
+    requests = [Request(r, i) for i, r in enumerate(rows)]
+    config = GenerateConfig(max_new_tokens=20, batch_size=len(rows))
+    saved = (engine.stops, reference.stops)
+    try:
+        engine.stops = reference.stops = [len(reference.tokenizer)]  # an id never written: every row runs 20 tokens
+        free = [c.token_ids for c in reference.run(requests, config)]
+        stops = {next(t for t in reply[2 + 3 * r :] if t not in free[-1]) for r, reply in enumerate(free[:-1])}
+        engine.stops = reference.stops = sorted(stops)
+        seen: list[tuple[int, int]] = []
+        ours = engine.run(requests, config, progress=lambda d, n: seen.append((d, n)))
+        theirs = reference.run(requests, config)
+    finally:
+        engine.stops, reference.stops = saved
+    return ours, theirs, stops, seen

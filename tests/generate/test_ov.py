@@ -12,7 +12,7 @@ from cuset.generate import EngineError, GenerateConfig, TransformersEngine, gene
 from cuset.generate.engines import Request
 from cuset.generate.ov import OVEngine, ov_folder
 from cuset.generate.source import resolve_source
-from tests.generate.conftest import prompt_rows
+from tests.generate.conftest import prompt_rows, stops_and_finishes
 
 
 @pytest.fixture(scope="module")
@@ -69,21 +69,8 @@ def test_greedy_tokens_equal_the_transformers_engine_in_float32(engines, tasks):
 def test_stop_tokens_and_finish_reasons_are_the_transformers_engines(engines, tasks):
     """Stop tokens picked from the free-running replies end the rows at different steps (one row
     runs to the cap): same kept tokens (the stop token included), texts and finish reasons."""
-    engine, reference = engines
-    rows = prompt_rows(reference.tokenizer, tasks)
-    requests = [Request(r, i) for i, r in enumerate(rows)]
-    config = GenerateConfig(max_new_tokens=20, batch_size=len(rows))
-    saved = (engine.stops, reference.stops)
-    try:
-        engine.stops = reference.stops = [len(reference.tokenizer)]  # an id never written: every row runs 20 tokens
-        free = [c.token_ids for c in reference.run(requests, config)]
-        stops = {next(t for t in reply[2 + 3 * r :] if t not in free[-1]) for r, reply in enumerate(free[:-1])}
-        engine.stops = reference.stops = sorted(stops)
-        seen: list[tuple[int, int]] = []
-        ours = engine.run(requests, config, progress=lambda d, n: seen.append((d, n)))
-        theirs = reference.run(requests, config)
-    finally:
-        engine.stops, reference.stops = saved
+    ours, theirs, stops, seen = stops_and_finishes(*engines, tasks)
+    rows = prompt_rows(engines[1].tokenizer, tasks)
     assert [(c.token_ids, c.text, c.finish_reason) for c in ours] == [(c.token_ids, c.text, c.finish_reason) for c in theirs]
     assert {c.finish_reason for c in ours} == {"eos", "length"} and ours[-1].finish_reason == "length"
     assert seen[-1] == (len(rows), len(rows)) and len(seen) == len(rows)
