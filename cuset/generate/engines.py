@@ -261,9 +261,14 @@ class TransformersEngine:
         replies: list[list[int]] = [[] for _ in prompts]
         live = list(range(len(prompts)))  # the batch's rows, as indices into prompts
         cache = DynamicCache(config=self.model.config)
+        # The prompt's last position as an index tensor, not logits_to_keep=1: the slice that 1 makes
+        # is a strided view, and for weights that do not require grad (a merged LoRA) torch's matmul
+        # then runs the output layer as a bmm on a per-row copy of its weight: 49 rows of coder-1.5b's
+        # 467 MB lm_head, ~23 GB, which OOM-killed its evaluation. Indexing copies the rows instead.
+        last = torch.tensor([ids.shape[1] - 1], device=device)
         with torch.inference_mode():
             out = self.model(input_ids=ids, attention_mask=mask if padded else None, position_ids=positions,
-                             past_key_values=cache, use_cache=True, logits_to_keep=1)
+                             past_key_values=cache, use_cache=True, logits_to_keep=last)
             for step in range(max_new_tokens):
                 scores = out.logits[:, -1, :].float()
                 token = scores.argmax(-1) if sampler is None else sampler(None, scores).argmax(-1)

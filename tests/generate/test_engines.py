@@ -61,6 +61,33 @@ def test_a_reply_ends_at_its_first_stop_token(tiny):
     assert (cut.token_ids, cut.finish_reason) == (hello, "length")
 
 
+def test_the_prefill_gives_the_output_layer_contiguous_rows_for_frozen_weights():
+    """A merged LoRA's weights do not require grad; then torch's matmul runs a strided 3-D input
+    (logits_to_keep=1's last-position slice) as a bmm on a per-row copy of the output layer's
+    weight (coder-1.5b at batch 49: ~23 GB). The loop hands lm_head contiguous rows instead, and
+    the replies are those of logits_to_keep=1 (a row's own greedy continuation)."""
+    from transformers import AutoModelForCausalLM
+
+    from cuset import models
+    from cuset.generate import TransformersEngine
+
+    model = AutoModelForCausalLM.from_pretrained(models.resolve("tiny").source).eval().requires_grad_(False)
+    seen = []
+    model.lm_head.register_forward_hook(lambda module, args, out: seen.append((tuple(args[0].shape), args[0].is_contiguous())))
+    engine = TransformersEngine(model, models.load_tokenizer("tiny")[0])
+    prompts = [[1, 504, 2385, 28, 3012], [1, 504, 2385], [1, 9100, 198, 28]]
+    replies = engine.decode(prompts, 3, None, torch.device("cpu"))
+    assert seen[0] == ((3, 1, 64), True) and all(contiguous for _, contiguous in seen)
+    for prompt, reply in zip(prompts, replies, strict=True):
+        ids = list(prompt)
+        with torch.inference_mode():
+            for _ in range(3):
+                ids.append(int(model(input_ids=torch.tensor([ids]), logits_to_keep=1).logits[0, -1].argmax()))
+        expected = ids[len(prompt):]
+        ends = [i for i, t in enumerate(expected) if t in engine.stops]
+        assert reply == (expected[: ends[0] + 1] if ends else expected)
+
+
 def test_auto_picks_transformers_here_and_vllm_fails_clearly_when_missing():
     if importlib.util.find_spec("vllm") is not None and torch.cuda.is_available():
         pytest.skip("vLLM and a GPU are present")
