@@ -67,6 +67,24 @@ def test_a_job_lora_adapter_is_merged_into_its_base(lora_job):
     assert tokenizer.eos_token == "<|im_end|>"
 
 
+def test_a_lora_merge_in_bfloat16_is_the_merged_model_loaded_in_bfloat16(lora_job, tmp_path):
+    """Casting the float32 merge gives what from_pretrained(dtype=bfloat16) gives on the saved
+    merge: bf16 weights, RoPE's inv_freq still float32 (a whole-module cast rounded it to bf16,
+    which turns every position's rotation), the same logits."""
+    source = resolve_source("job:1")
+    merged, _ = load_model(source, "bfloat16", "cpu")
+    full, _ = load_model(source, "float32", "cpu")
+    full.save_pretrained(tmp_path / "merged")
+    loaded = AutoModelForCausalLM.from_pretrained(tmp_path / "merged", dtype=torch.bfloat16).eval()
+    buffers = dict(loaded.named_buffers())
+    assert buffers and {name: b.dtype for name, b in merged.named_buffers()} == {name: b.dtype for name, b in buffers.items()}
+    assert merged.model.rotary_emb.inv_freq.dtype == torch.float32
+    assert {p.dtype for p in merged.parameters()} == {torch.bfloat16} and merged.config.dtype == torch.bfloat16
+    long = torch.arange(1, 301)[None] % 1000  # positions up to 300, where a bf16 inv_freq parts
+    with torch.inference_mode():
+        assert torch.equal(merged(input_ids=long).logits, loaded(input_ids=long).logits)
+
+
 def test_generation_runs_from_a_job_checkpoint(lora_job, tasks):
     task_id, text = next(iter(tasks.items()))
     result = generate({task_id: text}, GenerateConfig(model="job:1@checkpoint-2", max_new_tokens=4, one_shot=False))
