@@ -6,6 +6,8 @@
     python -m analysis.experiment cpu-135m --adopt train/smollm2-135m/sft/s42=19
                                                           # a fine-tune run by hand stands for that unit
                                                           # (only when its config is the unit's)
+    python -m analysis.experiment cpu-coder --retry eval/coder-0.5b/sft/s42/greedy
+                                                          # a failed unit back to pending (after a fix)
     python -m analysis.experiment --list
     python -m analysis.experiment cpu-coder --allow-slow-bf16
                                                           # start even where its bfloat16 is slow here
@@ -31,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         dry_run,
         list_experiments,
         load_experiment,
+        retry_unit,
         run_experiment,
         write_results_only,
     )
@@ -48,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="start although the YAML changed since it was registered (results/NAME/registration.yaml): the old copy is "
                              "kept as registration.N.yaml and the change recorded in registration.json and the results table")
     parser.add_argument("--adopt", metavar="UNIT=JOB", help="let fine-tune job JOB (run by hand) stand for train unit UNIT; refused unless its config is the unit's")
+    parser.add_argument("--retry", metavar="UNIT", action="append", default=[],
+                        help="put a failed unit (and the evaluations that failed with it) back to pending, e.g. after a fix; "
+                             "the next run submits it as a new job (repeatable)")
     args = parser.parse_args(argv)
     if args.list or not args.name:
         print("\n".join(list_experiments()) or "no experiments in analysis/experiments/")
@@ -64,6 +70,14 @@ def main(argv: list[str] | None = None) -> int:
             print(adopt_job(config, out, unit, int(job)))
         except ValueError as exc:
             print(f"analysis.experiment: --adopt {args.adopt}: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    if args.retry:
+        try:
+            for unit in args.retry:
+                print("\n".join(retry_unit(config, out, unit)))
+        except ValueError as exc:
+            print(f"analysis.experiment: --retry: {exc}", file=sys.stderr)
             return 2
         return 0
     if args.dry_run:

@@ -633,6 +633,34 @@ def test_a_hand_run_fine_tune_is_adopted_only_when_its_config_is_the_units(tmp_p
         adopt_job(config, out, "train/tiny/cuset/s42", other.id)
 
 
+def test_a_failed_unit_is_retried_only_by_hand_with_the_units_that_failed_with_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    from cuset.experiment import retry_unit, runner
+    from cuset.experiment.runner import UnitState
+
+    config = ExperimentConfig.from_dict(TINY)
+    out = tmp_path / "results"
+    state = State(out / "state.json")
+    state.units["train/tiny/sft/s42"] = UnitState(status="failed", job=3, attempts=3, error="killed for memory")
+    state.units["eval/tiny/sft/s42/greedy"] = UnitState(status="failed", error="its fine-tune train/tiny/sft/s42 failed")
+    state.units["train/tiny/cuset/s42"] = UnitState(status="done", job=4, attempts=1)
+    state.units["eval/tiny/cuset/s42/greedy"] = UnitState(status="failed", job=5, attempts=3, error="killed")
+    state.save()
+    lines = retry_unit(config, out, "train/tiny/sft/s42")
+    assert [line.split(":")[0] for line in lines] == ["train/tiny/sft/s42", "eval/tiny/sft/s42/greedy"]
+    assert "job 3, 3 run(s): killed for memory" in lines[0]
+    again = State.load(out / "state.json")
+    assert [(again.units[k].status, again.units[k].job, again.units[k].attempts) for k in ("train/tiny/sft/s42", "eval/tiny/sft/s42/greedy")] == [("pending", None, 0)] * 2
+    assert (again.units["train/tiny/cuset/s42"].status, again.units["eval/tiny/cuset/s42/greedy"].status) == ("done", "failed")  # others untouched
+    with pytest.raises(ValueError, match="train/tiny/cuset/s42 is done, not failed"):
+        retry_unit(config, out, "train/tiny/cuset/s42")
+    with pytest.raises(ValueError, match="no unit 'train/tiny/nope/s1'"):
+        retry_unit(config, out, "train/tiny/nope/s1")
+    monkeypatch.setattr(runner, "following", lambda name: 4242)
+    with pytest.raises(ValueError, match="follower .process 4242. is running"):
+        retry_unit(config, out, "eval/tiny/cuset/s42/greedy")
+
+
 def test_each_finished_unit_keeps_its_replies_beside_its_rows(tmp_path, monkeypatch):
     """candidates.csv keeps an error's first line; replies/<unit>.jsonl.gz keeps the whole reply,
     code and error of every candidate, byte-stable across rewrites, and a unit done in another

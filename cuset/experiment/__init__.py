@@ -23,7 +23,7 @@ from cuset.experiment.results import (
     summary_table,
     write_results,
 )
-from cuset.experiment.runner import adopt_job, dry_run, plan, run_experiment, write_results_only
+from cuset.experiment.runner import adopt_job, dry_run, plan, retry_unit, run_experiment, write_results_only
 
 __all__ = [
     "EXPERIMENTS_DIR",
@@ -38,6 +38,7 @@ __all__ = [
     "plan",
     "read_replies",
     "read_results",
+    "retry_unit",
     "run_experiment",
     "sign_test",
     "summary_table",

@@ -656,6 +656,35 @@ def adopt_job(config: ExperimentConfig, out_dir: str | Path, unit_key: str, job_
     return adopt(config, units, state, unit_key, job_id)
 
 
+def retry_unit(config: ExperimentConfig, out_dir: str | Path, unit_key: str) -> list[str]:
+    """A failed unit (one that used up max_attempts runs, after a fix, say) back to pending: the
+    next run submits it as a new job. The units that failed only because it had (an evaluation of
+    a failed fine-tune) go back with it. Refused for a unit that is not failed, and while a
+    follower of the experiment runs (it owns state.json)."""
+    pid = following(config.name)
+    if pid:
+        raise ValueError(f"{config.name}: its follower (process {pid}) is running and owns state.json; stop it first (kill {pid}), retry, then start it again.")
+    out = Path(out_dir)
+    units = plan(config)
+    keys = [u.key for u in units]
+    if unit_key not in keys:
+        raise ValueError(f"{config.name}: no unit {unit_key!r}; its units: {', '.join(keys)}")
+    state = State.load(out / "state.json")
+    us = state.units.get(unit_key)
+    if us is None or us.status != FAILED:
+        raise ValueError(f"{config.name}: {unit_key} is {us.status if us else PENDING}, not failed; nothing to retry.")
+    lines = []
+    for unit in units:
+        them = state.units.get(unit.key)
+        if them is None or them.status != FAILED or (unit.key != unit_key and unit.needs != unit_key):
+            continue
+        was = f"job {them.job}, {them.attempts} run(s): {them.error[:120]}" if them.job is not None else them.error[:120]
+        state.units[unit.key] = UnitState()
+        lines.append(f"{unit.key}: failed ({was}) -> pending; the next run submits it again")
+    state.save()
+    return lines
+
+
 def write_results_only(config: ExperimentConfig, out_dir: str | Path) -> list[Path]:
     """Rewrite the results folder from state.json and the result store, submitting nothing."""
     out = Path(out_dir)
