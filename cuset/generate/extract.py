@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 PYTHON_TAGS = ("", "python", "py", "python3", "py3")
-_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[^\s`]*)[^`]*$")
+FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[^\s`]*)[^`]*$")
 _MODEL_NEW = re.compile(r"^[ \t]*class[ \t]+ModelNew\b", re.MULTILINE)
 # A line that can open a Python module (not prose): imports, definitions, decorators,
 # comments, docstrings and assignments.
@@ -60,7 +60,7 @@ def fenced_blocks(reply: str) -> list[_Block]:
     lines = reply.split("\n")
     opened: tuple[str, str, int] | None = None
     for number, line in enumerate(lines):
-        match = _FENCE.match(line)
+        match = FENCE.match(line)
         if opened is None:
             if match:
                 opened = (match["fence"], match["tag"].lower(), number + 1)

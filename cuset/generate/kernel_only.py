@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from cuset.generate.extract import Extraction, fenced_blocks
+from cuset.generate.extract import FENCE, Extraction, fenced_blocks
 from cuset.generate.prompts import OneShot, load_one_shot
 
 PLACEHOLDER = "/* YOUR CUDA SOURCE HERE */"
@@ -135,6 +135,13 @@ def _own_string(code: str) -> str:
         return ""
 
 
+def _before_first_fence(reply: str) -> str:
+    """The reply's text above its first fence line (the whole reply when it has none)."""
+    lines = reply.split("\n")
+    first = next((n for n, line in enumerate(lines) if FENCE.match(line)), len(lines))
+    return "\n".join(lines[:first])
+
+
 def cuda_source_of(reply: str) -> tuple[str, str, str]:
     """(source, method, note) found in `reply` (see the module docstring); ("", "none", why) when none."""
     if not reply.strip():
@@ -148,6 +155,9 @@ def cuda_source_of(reply: str) -> tuple[str, str, str]:
         own = _own_string(block.text if block is not None else reply)
         if own:
             return own, "module", "the reply is a whole module: its CUDA string was taken, the rest dropped"
+    lead = _before_first_fence(reply)
+    if blocks and _LOOKS_LIKE_CUDA.search(lead) and not any(_LOOKS_LIKE_CUDA.search(b.text) for b in blocks):
+        return lead.strip("\n"), "bare", "the source ends at a fence that opens nothing (the text after it was dropped)"
     untagged = [b for b in blocks if not b.tag and b.text.strip()]
     if untagged:
         best = max(untagged, key=lambda b: (b.terminated, len(b.text)))

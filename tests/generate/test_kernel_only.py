@@ -47,6 +47,9 @@ SOURCE = "__global__ void mine() {}\ntorch::Tensor f(torch::Tensor x) { return x
      'm = load_inline(name="m", cpp_sources="", cuda_sources=cuda_source, functions=["f"])\n', "module", SOURCE),
     (f"```\n{SOURCE}\n```", "fence", SOURCE),
     (f"#include <torch/extension.h>\n{SOURCE}", "bare", f"#include <torch/extension.h>\n{SOURCE}"),
+    (f"{SOURCE}\n```", "bare", SOURCE),  # a lone closing fence (issue 31: 47/49 of coder-1.5b sft's replies)
+    (f"{SOURCE}\n```\nThis kernel copies x.", "bare", SOURCE),  # the prose after that fence is not the source
+    (f"__global__ void draft() {{}}\n```\n{SOURCE}\n```", "fence", SOURCE),  # a block that reads as C++ wins over the text above it
     ("I cannot help with that.", "none", ""),
     ("```python\nclass ModelNew: pass\n```", "none", ""),
     ("", "none", ""),
