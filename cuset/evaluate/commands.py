@@ -154,6 +154,9 @@ def add_eval_commands(sub: Any, rejudge_experiment: Callable[[argparse.Namespace
     q.add_argument("--apply", action="store_true",
                    help="with --experiment: make the new verdicts the results folder's (candidates.csv rows and kept replies of the "
                         "rejudged units), for units whose stored verdicts are void; then `python -m analysis.experiment NAME --results-only`")
+    q.add_argument("--reextract", action="store_true",
+                   help="with --experiment: check the code today's extractor takes from each kept reply (under the unit's protocol), "
+                        "not the code stored with it; with --apply the kept replies get that code")
     q.add_argument("--backend", choices=BACKENDS_ALL, help="override the stored backend")
     q.add_argument("--trials", type=int, help="override the stored number of correctness trials")
     q.add_argument("--tolerance", choices=("v0", "strict"), help="override the stored tolerance profile")
@@ -248,6 +251,7 @@ REJUDGE_USAGE = """Check stored candidates' code again under the current evaluat
     cuset eval rejudge --experiment cpu-135m       # kept replies -> analysis/results/cpu-135m/rejudge.csv + .json
     cuset eval rejudge --experiment DIR --out /tmp/r.csv --tolerance strict
     cuset eval rejudge --experiment NAME --unit coder-0.5b/base/s42/sampled --apply   # a void unit's verdicts replaced
+    cuset eval rejudge --experiment NAME --reextract --apply   # today's extraction of each kept reply, checked and kept
 
 Settings (backend, trials, tolerance, static policy, timeout) are the run's own unless given.
 Candidates with no code are carried over unchanged. Prints the changed transitions, the
@@ -270,8 +274,8 @@ def cmd_eval_rejudge(args: argparse.Namespace) -> int:
     chosen = [name for name, given in (("RUN", args.run is not None), ("--all", args.all), ("--experiment", args.experiment)) if given]
     if len(chosen) != 1:
         raise ValueError(f"name what to rejudge: one of RUN, --all or --experiment NAME (got {' and '.join(chosen) or 'none'})")
-    if (args.out or args.force or args.unit or args.apply) and not args.experiment:
-        raise ValueError("--out, --force, --unit and --apply belong to --experiment; a store run's rejudge is a new run in the store")
+    if (args.out or args.force or args.unit or args.apply or args.reextract) and not args.experiment:
+        raise ValueError("--out, --force, --unit, --reextract and --apply belong to --experiment; a store run's rejudge is a new run in the store")
     bars: list[Any] = []
     desc = {"text": "rejudging"}
 

@@ -4,6 +4,7 @@ does the checking; this module knows the results folder).
     cuset eval rejudge --experiment cpu-135m    # analysis/results/cpu-135m's kept replies
                                                 #   -> analysis/results/cpu-135m/rejudge.csv + rejudge.json
     cuset eval rejudge --experiment NAME --unit MODEL/METHOD/sSEED/MODE --apply   # that unit's verdicts replaced
+    cuset eval rejudge --experiment NAME --reextract   # the code today's extractor takes from each kept reply
 
     from cuset.experiment.rejudge import rejudge_experiment, write_experiment_rejudge, experiment_out
     result = rejudge_experiment("cpu-135m")     # ExperimentRejudge: one UnitRejudge per kept unit
@@ -69,6 +70,7 @@ class ExperimentRejudge:
     seconds: float = 0.0
     stored_mismatch: int = 0  # replies whose own status differs from candidates.csv's
     commit: str = ""  # evaluator_commit() when it ran
+    reextracted: bool = False  # the code checked is today's extraction of each reply, not the stored code
 
 
 def results_folder(name: str | Path) -> Path:
@@ -83,9 +85,9 @@ def results_folder(name: str | Path) -> Path:
     return folder
 
 
-def _unit_settings(folder: Path, info: Any, overrides: Mapping[str, Any] | None) -> tuple[Settings, str, str]:
-    """(settings, where they came from, suite) of one unit: its configs/eval_*.yaml as the
-    experiment ran it, else experiment.yaml's evaluation section."""
+def _unit_settings(folder: Path, info: Any, overrides: Mapping[str, Any] | None) -> tuple[Settings, str, str, str]:
+    """(settings, where they came from, suite, protocol) of one unit: its configs/eval_*.yaml as
+    the experiment ran it, else experiment.yaml's evaluation section."""
     import yaml
 
     path = folder / "configs" / f"eval_{info.model}_{info.method}_s{info.seed}_{info.mode}.yaml"
@@ -100,7 +102,18 @@ def _unit_settings(folder: Path, info: Any, overrides: Mapping[str, Any] | None)
         data = data.get("evaluation") or {}
         data = {**data, **(data.get("options") or {})}
     where = str(source.relative_to(folder)) if source.is_file() else "EvalConfig's defaults"
-    return Settings.of(data, overrides), where, str(data.get("suite") or "bundled")
+    return Settings.of(data, overrides), where, str(data.get("suite") or "bundled"), str(data.get("protocol") or "full")
+
+
+def reextracted(reply: str, protocol: str, task: Any) -> str:
+    """The candidate code today's extractor takes from `reply` under `protocol` (what a pass
+    would store now); a kernel-only reply is spliced into the task's wrapper."""
+    from cuset.generate.extract import extract_code
+    from cuset.generate.kernel_only import extract, wrappers_of
+
+    if protocol == "kernel-only":
+        return extract(reply, wrappers_of({task.id: task.reference_text or ""})[task.id]).code
+    return extract_code(reply).code
 
 
 def unit_name(info: Any) -> str:
@@ -108,12 +121,13 @@ def unit_name(info: Any) -> str:
     return f"{info.model}/{info.method}/s{info.seed}/{info.mode}"
 
 
-def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = None,
-                          only: Iterable[str] = ()) -> tuple[list[tuple[UnitRejudge, list[Stored]]], list[Any], int]:
+def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = None, only: Iterable[str] = (),
+                          reextract: bool = False) -> tuple[list[tuple[UnitRejudge, list[Stored]]], list[Any], int]:
     """Each kept unit with its stored candidates (those `only` names, when it names some); the
     units of candidates.csv without replies; and how many replies' own status differs from
-    candidates.csv's (which counts as old). Raises ValueError for a name in `only` that is no
-    kept unit."""
+    candidates.csv's (which counts as old). With `reextract`, each candidate's code is what
+    today's extractor takes from its reply (reextracted), not the code stored with it. Raises
+    ValueError for a name in `only` that is no kept unit."""
     csv = read_table(folder / "candidates.csv")
     need = {"model", "method", "seed", "mode", "task", "sample", "status"}
     if not need <= set(csv.columns):
@@ -135,7 +149,7 @@ def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = No
             for r in csv.itertuples(index=False)}
     units, mismatch = [], 0
     for info in kept:
-        settings, source, suite = _unit_settings(folder, info, overrides)
+        settings, source, suite, protocol = _unit_settings(folder, info, overrides)
         replies = read_replies(folder, info)
         name = f"{folder.name}/replies/{info.model}_{info.method}_s{info.seed}_{info.mode}"
         tasks = task_texts(suite, [str(r["task"]) for r in replies], name)
@@ -146,7 +160,9 @@ def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = No
                 raise ValueError(f"{name}, line {number}: task {r['task']} sample {r['sample']} has no row in candidates.csv "
                                  f"(the replies and the table are from different passes: rewrite the results folder)")
             mismatch += str(r["status"]) != str(row["status"])
-            cand = stored_candidate(tasks[str(r["task"])], r["sample"], r["code"], r["reply"], row.get("level"), row.get("family"), row.get("split"))
+            task = tasks[str(r["task"])]
+            code = reextracted(str(r["reply"] or ""), protocol, task) if reextract else r["code"]
+            cand = stored_candidate(task, r["sample"], code, r["reply"], row.get("level"), row.get("family"), row.get("split"))
             line = r.get("error_line")
             old = {"task_id": cand.task_id, "sample": cand.sample, "level": cand.level, "family": cand.family, "split": cand.split,
                    "status": str(row["status"]), "compiled": bool(row.get("compiled")), "correct": bool(row.get("correct")),
@@ -157,12 +173,13 @@ def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = No
 
 
 def rejudge_experiment(name: str | Path, overrides: Mapping[str, Any] | None = None, workers: int = 0,
-                       progress: Progress | None = None, only: Iterable[str] = ()) -> ExperimentRejudge:
+                       progress: Progress | None = None, only: Iterable[str] = (), reextract: bool = False) -> ExperimentRejudge:
     """Check the kept replies' code of an experiment again (of the units `only` names, when it
-    names some); nothing is written (see write_experiment_rejudge, apply_experiment_rejudge).
-    Units with the same settings are checked together, so the workers stay busy across units."""
+    names some; with `reextract`, the code today's extractor takes from each reply); nothing is
+    written (see write_experiment_rejudge, apply_experiment_rejudge). Units with the same
+    settings are checked together, so the workers stay busy across units."""
     folder = results_folder(name)
-    units, missing, mismatch = experiment_candidates(folder, overrides, only)
+    units, missing, mismatch = experiment_candidates(folder, overrides, only, reextract)
     started = time.time()
     groups: dict[Settings, list[int]] = {}
     for k, (unit, _) in enumerate(units):
@@ -180,7 +197,7 @@ def rejudge_experiment(name: str | Path, overrides: Mapping[str, Any] | None = N
             record["task_id"] = record["task_id"].split("\0", 1)[1]
             units[k][0].records.append(record)
         done_before += sum(bool(s.candidate.code.strip()) for _, s in flat)
-    return ExperimentRejudge(folder, [u for u, _ in units], missing, round(time.time() - started, 1), mismatch, evaluator_commit())
+    return ExperimentRejudge(folder, [u for u, _ in units], missing, round(time.time() - started, 1), mismatch, evaluator_commit(), reextract)
 
 
 def experiment_rows(result: ExperimentRejudge) -> pd.DataFrame:
@@ -203,7 +220,8 @@ def experiment_rows(result: ExperimentRejudge) -> pd.DataFrame:
 def experiment_summary(result: ExperimentRejudge) -> dict[str, Any]:
     """The JSON summary: totals, and per unit its settings, their source and its counts."""
     all_records = [r for u in result.units for r in u.records]
-    return {"experiment": result.folder.name, "evaluator_commit": result.commit, "seconds": result.seconds, **counts(all_records),
+    return {"experiment": result.folder.name, "evaluator_commit": result.commit, "reextracted": result.reextracted,
+            "seconds": result.seconds, **counts(all_records),
             "stored_status_mismatch": result.stored_mismatch,
             "units": [{**asdict(u.info), "settings": asdict(u.settings), "settings_from": u.source, **counts(u.records)} for u in result.units],
             "not_rejudged": [{**asdict(i), "why": "no replies kept"} for i in result.without_replies]}
@@ -262,13 +280,14 @@ def apply_experiment_rejudge(result: ExperimentRejudge) -> list[Path]:
             if record is not None and record.get("checked"):
                 error_line = record.get("error_line")
                 reply.update(status=record["status"], error_line=None if error_line is None or error_line != error_line else int(error_line),
-                             message=str(record.get("message") or ""), first_diff=str(record.get("first_diff") or ""))
+                             message=str(record.get("message") or ""), first_diff=str(record.get("first_diff") or ""),
+                             code=str(record.get("code") or ""))  # today's extraction where the rejudge re-extracted
         paths.append(write_reply_file(replies_path(folder, unit.info), replies))
     return paths
 
 
 def command(args: Any, overrides: Mapping[str, Any]) -> int:
-    """`cuset eval rejudge --experiment NAME [--unit U] [--apply] [--out F] [--force] [--json]`
+    """`cuset eval rejudge --experiment NAME [--unit U] [--reextract] [--apply] [--out F] [--force] [--json]`
     (its parser is cuset.evaluate.commands'; `overrides` the settings given on the command line)."""
     from tqdm import tqdm
 
@@ -283,7 +302,7 @@ def command(args: Any, overrides: Mapping[str, Any]) -> int:
     folder = results_folder(args.experiment)
     paths = experiment_out(folder, args.out, args.force)
     try:
-        result = rejudge_experiment(folder, overrides, args.workers, progress, args.unit)
+        result = rejudge_experiment(folder, overrides, args.workers, progress, args.unit, getattr(args, "reextract", False))
     finally:
         while bars:
             bars.pop().close()

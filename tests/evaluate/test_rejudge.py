@@ -206,6 +206,39 @@ def test_apply_makes_one_void_units_new_verdicts_the_results_folders(tmp_path, c
     assert summary["not_rejudged"] == [] and summary["changed"] == 2  # the unit named, nothing else
 
 
+def test_reextract_checks_todays_extraction_of_each_kept_reply_and_apply_keeps_it(tmp_path, capsys):
+    """A kernel-only reply that the extractor of its pass read as no code (the reference's CUDA
+    source closed by a lone fence, issue 31's shape): a plain rejudge carries it, --reextract
+    splices it into the wrapper and checks it, --apply keeps that code with the reply."""
+    from cuset.generate.kernel_only import wrapper_of
+
+    folder = tmp_path / "exp"
+    (folder / "replies").mkdir(parents=True)
+    reply = wrapper_of(REFERENCE).source + "\n```"
+    kept = {"task": "L1-absdiff", "sample": 0, "status": "compile_error", "error_line": None, "message": "no code in the reply",
+            "first_diff": "", "reply": reply, "code": ""}
+    (folder / "replies" / "tiny_sft_s42_greedy.jsonl.gz").write_bytes(gzip.compress((json.dumps(kept) + "\n").encode(), mtime=0))
+    pd.DataFrame([{"model": "tiny", "method": "sft", "seed": 42, "mode": "greedy", "task": "L1-absdiff", "sample": 0,
+                   "status": "compile_error", "level": 1, "split": "in_distribution", "family": "elementwise", "compiled": False,
+                   "correct": False, "error_line": None, "error": "no code in the reply"}]).to_csv(folder / "candidates.csv", index=False)
+    (folder / "configs").mkdir()
+    config = {**EvalConfig(suite="bundled", backend="cpu", protocol="kernel-only").to_dict(), "trials": 2}
+    (folder / "configs" / "eval_tiny_sft_s42_greedy.yaml").write_text(yaml.safe_dump(config))
+
+    assert main(["eval", "rejudge", "--experiment", str(folder), "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert (plain["checked"], plain["carried"], plain["reextracted"]) == (0, 1, False)
+
+    assert main(["eval", "rejudge", "--experiment", str(folder), "--reextract", "--apply", "--force", "--workers", "2", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["checked"], summary["reextracted"], summary["transitions"]) == (1, True, {"compile_error -> correct": 1})
+    after = pd.read_csv(folder / "candidates.csv", keep_default_na=False)
+    assert list(after["status"]) == ["correct"]
+    stored = json.loads(gzip.decompress((folder / "replies" / "tiny_sft_s42_greedy.jsonl.gz").read_bytes()))
+    assert stored["status"] == "correct" and stored["reply"] == reply
+    assert "load_inline(" in stored["code"] and wrapper_of(stored["code"]).source == wrapper_of(REFERENCE).source
+
+
 # ---------------------------------------------------------------- the pure parts
 
 
@@ -256,7 +289,7 @@ def test_an_unknown_run_or_no_target_is_named(store, capsys):
     _fails(capsys, ["eval", "rejudge", "999"], "no evaluation run 999", f"its runs: {run}")
     _fails(capsys, ["eval", "rejudge"], "one of RUN, --all or --experiment")
     _fails(capsys, ["eval", "rejudge", str(run), "--all"], "got RUN and --all")
-    _fails(capsys, ["eval", "rejudge", str(run), "--out", "x.csv"], "--out, --force, --unit and --apply belong to --experiment")
+    _fails(capsys, ["eval", "rejudge", str(run), "--out", "x.csv"], "--out, --force, --unit, --reextract and --apply belong to --experiment")
     empty = store.create_run(label="empty", suite="bundled")
     _fails(capsys, ["eval", "rejudge", str(empty)], f"run {empty} (empty) has no candidates")
     gone = _stored_run(store, [_row("L9-gone", 0, "correct", REFERENCE)])
