@@ -256,8 +256,10 @@ def apply_experiment_rejudge(result: ExperimentRejudge) -> list[Path]:
     (the other units' rows and every row's engine stay) and the status, error line, message and
     first differing element of their kept replies. For a unit whose stored verdicts are void (our
     evaluator failed, not the candidates: e.g. a sandbox changed under a running pass); the
-    rejudge's own CSV and JSON say what changed and under which evaluator commit. Then
-    `python -m analysis.experiment NAME --results-only` redraws the tables. Each file whole or not at all."""
+    rejudge's own CSV and JSON say what changed and under which evaluator commit. Where this
+    workspace's result store holds the unit's run, its rows get the new verdicts too (the results
+    folder is rewritten from the store). Then `python -m analysis.experiment NAME --results-only`
+    redraws the tables. Each file whole or not at all."""
     folder = result.folder
     csv = read_table(folder / "candidates.csv")
     new = experiment_rows(result)
@@ -283,7 +285,34 @@ def apply_experiment_rejudge(result: ExperimentRejudge) -> list[Path]:
                              message=str(record.get("message") or ""), first_diff=str(record.get("first_diff") or ""),
                              code=str(record.get("code") or ""))  # today's extraction where the rejudge re-extracted
         paths.append(write_reply_file(replies_path(folder, unit.info), replies))
+        _store_verdicts(folder, unit)
     return paths
+
+
+def _store_verdicts(folder: Path, unit: UnitRejudge) -> int | None:
+    """The unit's checked records written over its run's rows in this workspace's result store,
+    where the store holds that run (state.json's run id, with the unit's label): the results
+    folder is rewritten from the store (--results-only, every pass), which would otherwise bring
+    the old verdicts back. The run id, or None when the store has no such run."""
+    from cuset.evaluate.results import ResultStore
+    from cuset.experiment.runner import unit_label
+
+    try:
+        state = json.loads((folder / "state.json").read_text())
+    except (OSError, ValueError):
+        return None
+    run_id = ((state.get("units") or {}).get(f"eval/{unit_name(unit.info)}") or {}).get("run_id")
+    if run_id is None:
+        return None
+    store = ResultStore()
+    try:
+        run = store.get_run(int(run_id))
+    except ValueError:
+        return None
+    if run["label"] != unit_label(folder.name, unit.info):
+        return None  # another workspace's run numbering: not this unit's run
+    store.add_results(int(run_id), [r for r in unit.records if r.get("checked")])
+    return int(run_id)
 
 
 def command(args: Any, overrides: Mapping[str, Any]) -> int:

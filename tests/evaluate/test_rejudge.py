@@ -206,10 +206,11 @@ def test_apply_makes_one_void_units_new_verdicts_the_results_folders(tmp_path, c
     assert summary["not_rejudged"] == [] and summary["changed"] == 2  # the unit named, nothing else
 
 
-def test_reextract_checks_todays_extraction_of_each_kept_reply_and_apply_keeps_it(tmp_path, capsys):
+def test_reextract_checks_todays_extraction_of_each_kept_reply_and_apply_keeps_it(tmp_path, capsys, store):
     """A kernel-only reply that the extractor of its pass read as no code (the reference's CUDA
     source closed by a lone fence, issue 31's shape): a plain rejudge carries it, --reextract
-    splices it into the wrapper and checks it, --apply keeps that code with the reply."""
+    splices it into the wrapper and checks it, --apply keeps that code with the reply and in the
+    workspace store's run of the unit (the results folder is rewritten from there)."""
     from cuset.generate.kernel_only import wrapper_of
 
     folder = tmp_path / "exp"
@@ -224,6 +225,9 @@ def test_reextract_checks_todays_extraction_of_each_kept_reply_and_apply_keeps_i
     (folder / "configs").mkdir()
     config = {**EvalConfig(suite="bundled", backend="cpu", protocol="kernel-only").to_dict(), "trials": 2}
     (folder / "configs" / "eval_tiny_sft_s42_greedy.yaml").write_text(yaml.safe_dump(config))
+    run = _stored_run(store, [_row("L1-absdiff", 0, "compile_error", "")], "exp: tiny sft s42 greedy")
+    other = _stored_run(store, [_row("L1-absdiff", 0, "compile_error", "")], "another: tiny sft s42 greedy")
+    (folder / "state.json").write_text(json.dumps({"units": {"eval/tiny/sft/s42/greedy": {"status": "done", "run_id": run}}}))
 
     assert main(["eval", "rejudge", "--experiment", str(folder), "--json"]) == 0
     plain = json.loads(capsys.readouterr().out)
@@ -237,6 +241,8 @@ def test_reextract_checks_todays_extraction_of_each_kept_reply_and_apply_keeps_i
     stored = json.loads(gzip.decompress((folder / "replies" / "tiny_sft_s42_greedy.jsonl.gz").read_bytes()))
     assert stored["status"] == "correct" and stored["reply"] == reply
     assert "load_inline(" in stored["code"] and wrapper_of(stored["code"]).source == wrapper_of(REFERENCE).source
+    assert list(store.frame([run])["status"]) == ["correct"] and list(store.frame([run])["code"]) == [stored["code"]]
+    assert list(store.frame([other])["status"]) == ["compile_error"]  # a run with another unit's label is left alone
 
 
 # ---------------------------------------------------------------- the pure parts
