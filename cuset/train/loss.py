@@ -29,7 +29,7 @@ the forward pass, so a micro-batch uses its own kept count scaled by its share o
 end-of-turn token (`always`) is trained on by every method's selection, so the model learns to stop.
 
 The vocabulary projection runs only from the batch's first trained-on position onwards
-(`logits_to_keep`): prompt positions never need logits.
+(`logits_to_keep`, as an index tensor): prompt positions never need logits.
 """
 
 from __future__ import annotations
@@ -99,7 +99,11 @@ def gold_logprobs(model: Any, batch: dict[str, Any]) -> TokenView:
     input_ids, target = batch["input_ids"], batch["target"]
     width = input_ids.shape[1]
     first = int(target.any(dim=0).nonzero()[0, 0]) - 1 if bool(target.any()) else width - 2
-    keep = width - first
+    # The kept positions as an index tensor, not the int width - first: at batch > 1 that int's
+    # slice is a strided view, and for frozen weights (a LoRA's lm_head) torch's matmul then runs
+    # the output layer as a bmm on a per-row copy of its weight (the engine's prefill had the same
+    # pattern: cuset.generate.engines). Indexing copies the rows instead; the logits are the same.
+    keep = torch.arange(first, width, device=input_ids.device)
     logits = model(input_ids=input_ids, logits_to_keep=keep).logits[:, :-1]
     gold = input_ids[:, first + 1 :]
     nll = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), gold.reshape(-1), reduction="none")

@@ -205,6 +205,23 @@ def test_sft_equals_the_plain_causal_lm_loss(fixed):
     assert float(ours) == pytest.approx(float(plain), rel=1e-6)
 
 
+def test_the_output_layer_gets_contiguous_rows_of_the_kept_positions_only(fixed):
+    """At batch > 1 the int logits_to_keep slice is strided, which for frozen weights (a LoRA's
+    lm_head) runs the output layer as a bmm on a per-row copy of its weight; the loss hands it
+    the kept positions as contiguous rows instead."""
+    model, batch, _ = fixed
+    seen = []
+    handle = model.lm_head.register_forward_hook(lambda module, args, out: seen.append((tuple(args[0].shape), args[0].is_contiguous())))
+    try:
+        with torch.no_grad():
+            objective_loss(model, batch, LossSpec("sft", ObjectiveConfig()))
+    finally:
+        handle.remove()
+    (rows, positions, _), contiguous = seen[0]
+    first = int(batch["target"].any(dim=0).nonzero()[0, 0]) - 1
+    assert (rows, positions, contiguous) == (3, batch["input_ids"].shape[1] - first, True) and first > 0
+
+
 def test_loss_divides_by_the_accumulated_token_count(fixed):
     model, batch, _ = fixed
     n = int(batch["target"][:, 1:].sum())
