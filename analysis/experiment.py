@@ -8,6 +8,8 @@
                                                           # (only when its config is the unit's)
     python -m analysis.experiment cpu-coder --retry eval/coder-0.5b/sft/s42/greedy
                                                           # a failed unit back to pending (after a fix)
+    python -m analysis.experiment cpu-coder --redo eval/coder-0.5b/sft/s42/greedy --why "evaluated before the RoPE fix"
+                                                          # a done evaluation whose verdicts are void, to pending
     python -m analysis.experiment --list
     python -m analysis.experiment cpu-coder --allow-slow-bf16
                                                           # start even where its bfloat16 is slow here
@@ -33,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         dry_run,
         list_experiments,
         load_experiment,
+        redo_unit,
         retry_unit,
         run_experiment,
         write_results_only,
@@ -54,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retry", metavar="UNIT", action="append", default=[],
                         help="put a failed unit (and the evaluations that failed with it) back to pending, e.g. after a fix; "
                              "the next run submits it as a new job (repeatable)")
+    parser.add_argument("--redo", metavar="UNIT", action="append", default=[],
+                        help="put a done evaluation unit whose verdicts are void (evaluated before a fix) back to pending; needs --why "
+                             "(repeatable)")
+    parser.add_argument("--why", default="", help="with --redo: why the unit's verdicts are void (kept in state.json)")
     args = parser.parse_args(argv)
     if args.list or not args.name:
         print("\n".join(list_experiments()) or "no experiments in analysis/experiments/")
@@ -78,6 +85,14 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n".join(retry_unit(config, out, unit)))
         except ValueError as exc:
             print(f"analysis.experiment: --retry: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    if args.redo:
+        try:
+            for unit in args.redo:
+                print(redo_unit(config, out, unit, args.why))
+        except ValueError as exc:
+            print(f"analysis.experiment: --redo: {exc}", file=sys.stderr)
             return 2
         return 0
     if args.dry_run:

@@ -661,6 +661,40 @@ def test_a_failed_unit_is_retried_only_by_hand_with_the_units_that_failed_with_i
         retry_unit(config, out, "eval/tiny/cuset/s42/greedy")
 
 
+def test_a_done_evaluation_is_redone_only_with_a_reason_keeping_the_old_pass(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUSET_WORKSPACE", str(tmp_path / "ws"))
+    from cuset.experiment import redo_unit, runner
+    from cuset.experiment.runner import UnitState
+
+    config = ExperimentConfig.from_dict(TINY)
+    out = tmp_path / "results"
+    state = State(out / "state.json")
+    state.units["train/tiny/sft/s42"] = UnitState(status="done", job=3, attempts=1)
+    state.units["eval/tiny/sft/s42/greedy"] = UnitState(status="done", job=4, attempts=1, run_id=7, finished=100.0)
+    state.units["eval/tiny/cuset/s42/greedy"] = UnitState(status="failed", job=5, attempts=3, error="killed")
+    state.save()
+    with pytest.raises(ValueError, match="say why"):
+        redo_unit(config, out, "eval/tiny/sft/s42/greedy", " ")
+    line = redo_unit(config, out, "eval/tiny/sft/s42/greedy", "evaluated before the RoPE fix")
+    assert "done (job 4, run 7) -> pending" in line
+    again = State.load(out / "state.json")
+    unit = again.units["eval/tiny/sft/s42/greedy"]
+    assert (unit.status, unit.job, unit.run_id, unit.attempts) == ("pending", None, None, 0)
+    assert [(r["job"], r["run_id"], r["finished"], r["why"]) for r in unit.redone] == [(4, 7, 100.0, "evaluated before the RoPE fix")]
+    assert again.units["train/tiny/sft/s42"].status == "done"  # its fine-tune stays
+    with pytest.raises(ValueError, match="is pending, not done"):
+        redo_unit(config, out, "eval/tiny/sft/s42/greedy", "again")
+    with pytest.raises(ValueError, match="is failed, not done"):
+        redo_unit(config, out, "eval/tiny/cuset/s42/greedy", "x")
+    with pytest.raises(ValueError, match="is a fine-tune"):
+        redo_unit(config, out, "train/tiny/sft/s42", "x")
+    with pytest.raises(ValueError, match="no unit 'eval/tiny/nope/s1/greedy'"):
+        redo_unit(config, out, "eval/tiny/nope/s1/greedy", "x")
+    monkeypatch.setattr(runner, "following", lambda name: 4242)
+    with pytest.raises(ValueError, match="follower .process 4242. is running"):
+        redo_unit(config, out, "eval/tiny/sft/s42/greedy", "x")
+
+
 def test_each_finished_unit_keeps_its_replies_beside_its_rows(tmp_path, monkeypatch):
     """candidates.csv keeps an error's first line; replies/<unit>.jsonl.gz keeps the whole reply,
     code and error of every candidate, byte-stable across rewrites, and a unit done in another

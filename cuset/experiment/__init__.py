@@ -23,7 +23,7 @@ from cuset.experiment.results import (
     summary_table,
     write_results,
 )
-from cuset.experiment.runner import adopt_job, dry_run, plan, retry_unit, run_experiment, write_results_only
+from cuset.experiment.runner import adopt_job, dry_run, plan, redo_unit, retry_unit, run_experiment, write_results_only
 
 __all__ = [
     "EXPERIMENTS_DIR",
@@ -44,4 +44,5 @@ __all__ = [
     "summary_table",
     "write_results",
     "write_results_only",
+    "redo_unit",
 ]

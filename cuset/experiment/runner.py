@@ -98,6 +98,7 @@ class UnitState:
     started: float | None = None  # submitted; once done, when its (last) job process started
     finished: float | None = None
     generation: dict[str, Any] = field(default_factory=dict)  # evaluations: the run's generation figures (eos share, tokens/s)
+    redone: list[dict[str, Any]] = field(default_factory=list)  # earlier done passes voided by --redo: job, run id, why, when
 
 
 @dataclass
@@ -641,12 +642,18 @@ def following(name: str) -> int | None:
     return None
 
 
+def _unfollowed(config: ExperimentConfig, verb: str) -> None:
+    """Refuse a change of state.json while a follower of the experiment runs (it owns the file
+    and would write over the change)."""
+    pid = following(config.name)
+    if pid:
+        raise ValueError(f"{config.name}: its follower (process {pid}) is running and owns state.json; stop it first (kill {pid}), {verb}, then start it again.")
+
+
 def adopt_job(config: ExperimentConfig, out_dir: str | Path, unit_key: str, job_id: int) -> str:
     """`adopt` on the experiment's state.json in out_dir (see `adopt`); refused while a
     follower of the experiment runs (it holds state.json and would write over the change)."""
-    pid = following(config.name)
-    if pid:
-        raise ValueError(f"{config.name}: its follower (process {pid}) is running and owns state.json; stop it first (kill {pid}), adopt, then start it again.")
+    _unfollowed(config, "adopt")
     out = Path(out_dir)
     units = plan(config)
     state = State.load(out / "state.json")
@@ -661,9 +668,7 @@ def retry_unit(config: ExperimentConfig, out_dir: str | Path, unit_key: str) -> 
     next run submits it as a new job. The units that failed only because it had (an evaluation of
     a failed fine-tune) go back with it. Refused for a unit that is not failed, and while a
     follower of the experiment runs (it owns state.json)."""
-    pid = following(config.name)
-    if pid:
-        raise ValueError(f"{config.name}: its follower (process {pid}) is running and owns state.json; stop it first (kill {pid}), retry, then start it again.")
+    _unfollowed(config, "retry")
     out = Path(out_dir)
     units = plan(config)
     keys = [u.key for u in units]
@@ -683,6 +688,34 @@ def retry_unit(config: ExperimentConfig, out_dir: str | Path, unit_key: str) -> 
         lines.append(f"{unit.key}: failed ({was}) -> pending; the next run submits it again")
     state.save()
     return lines
+
+
+def redo_unit(config: ExperimentConfig, out_dir: str | Path, unit_key: str, why: str) -> str:
+    """A done evaluation unit back to pending, for verdicts that are void (e.g. its pass ran
+    before a fix of the loader): the next run submits it as a new job, and until that pass is
+    done the unit has no rows in the results. The old pass (job, run id, finished) is kept in the
+    unit's `redone` list with `why`. Refused without a reason, for a unit that is not a done
+    evaluation (a fine-tune's rerun is another model: give it another seed), and while a
+    follower of the experiment runs."""
+    import time
+
+    if not why.strip():
+        raise ValueError("say why the unit's verdicts are void (--why TEXT): it is kept in state.json beside the old pass")
+    _unfollowed(config, "redo")
+    units = {u.key: u for u in plan(config)}
+    if unit_key not in units:
+        raise ValueError(f"{config.name}: no unit {unit_key!r}; its units: {', '.join(units)}")
+    if units[unit_key].kind != "eval":
+        raise ValueError(f"{config.name}: {unit_key} is a fine-tune; only an evaluation pass is redone (a new fine-tune is a new seed)")
+    state = State.load(Path(out_dir) / "state.json")
+    us = state.units.get(unit_key)
+    if us is None or us.status != DONE:
+        raise ValueError(f"{config.name}: {unit_key} is {us.status if us else PENDING}, not done; nothing to redo "
+                         f"(a failed unit goes back with --retry)")
+    old = {"job": us.job, "run_id": us.run_id, "finished": us.finished, "why": why.strip(), "when": time.time()}
+    state.units[unit_key] = UnitState(redone=[*us.redone, old])
+    state.save()
+    return f"{unit_key}: done (job {us.job}, run {us.run_id}) -> pending, because: {why.strip()}; the next run submits it again"
 
 
 def write_results_only(config: ExperimentConfig, out_dir: str | Path) -> list[Path]:
