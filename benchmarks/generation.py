@@ -10,12 +10,14 @@ before this benchmark existed, the row marked `*` the one evaluations use now (G
 the one-shot prompts of the bundled suite's tasks (as evaluations build them), cut to a common
 length so that every row decodes the same shapes. Decoding speed comes from two runs per row
 that differ only in the number of new tokens (n_short, n_long): steps/s = (n_long - n_short) /
-(t_long - t_short), so the prefill cancels out; tokens/s = steps/s x batch.
+(t_long - t_short), so the prefill cancels out; tokens/s = steps/s x batch. Its column `decode %`
+is that difference's share of the long run: where it is under 25% (49 prompts of 768 tokens
+decoding 32 steps) the prefill's jitter can be all of it, and the row is flagged as no measurement.
 
 Bandwidth limit: one decoding step reads every weight matrix once (the embedding table only
 through the vocabulary projection; a lookup reads a few rows), whatever the batch. Bytes per
-step x steps/s over the copy bandwidth measured in this run (best of several 512 MiB tensor
-copies, read + write counted) is the fraction of the limit. At batch 1 that fraction is what an
+step x steps/s over the read bandwidth measured in this run (read_bandwidth: the best of several
+sums over a tensor of 512 MiB and at least 4x the last-level cache) is the fraction of the limit. At batch 1 that fraction is what an
 engine can improve; at wide batches a step is bound by compute, and the FLOP figure (2 x matmul
 parameters x batch per step over the best bf16/fp32 matmul rate measured here) says how much.
 
@@ -66,18 +68,43 @@ import time
 from typing import Any
 
 
-def copy_bandwidth(mib: int = 512, repeats: int = 5) -> float:
-    """Best bytes/s of a tensor copy (read + write) over `repeats` tries."""
+def l3_bytes() -> int:
+    """The last-level cache's size (sysfs), 0 where it is not reported."""
+    from pathlib import Path
+
+    sizes = []
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+            sizes.append(int(text[:-1]) * {"K": 1024, "M": 1024**2}[text[-1]] if text[-1] in "KM" else int(text))
+        except (OSError, ValueError, KeyError):
+            continue
+    return max(sizes, default=0)
+
+
+def read_bandwidth(mib: int = 512, repeats: int = 5) -> float:
+    """Best bytes/s of a streaming read (a sum) over a float32 tensor of at least `mib` MiB and
+    4x the last-level cache, so that it comes from memory, over `repeats` tries. A decoding step
+    reads its weights and writes next to nothing: a read, not a copy (which also writes, and was
+    this benchmark's reference until 2026-12-07)."""
     import torch
 
-    src = torch.ones(mib * 1024 * 1024 // 4, dtype=torch.float32)
-    dst = torch.empty_like(src)
+    size = max(mib * 1024 * 1024, 4 * l3_bytes())
+    src = torch.ones(size // 4, dtype=torch.float32)
+    src.sum()
     best = 0.0
     for _ in range(repeats):
         started = time.perf_counter()
-        dst.copy_(src)
-        best = max(best, 2 * src.numel() * 4 / (time.perf_counter() - started))
+        src.sum()
+        best = max(best, src.numel() * 4 / (time.perf_counter() - started))
     return best
+
+
+def bandwidth_line(bandwidth: float) -> str:
+    l3 = l3_bytes()
+    return (f"read bandwidth {bandwidth / 1e9:.1f} GB/s (a sum over {max(512 * 1024**2, 4 * l3) / 1024**3:.1f} GiB"
+            + (f"; last-level cache {l3 / 1024**2:.0f} MiB: weights under ~4x that can be partly re-read from it, so a "
+               "fraction of the limit above 1 is possible there" if l3 else "") + ")")
 
 
 def peak_rss_gb() -> float:
@@ -134,8 +161,14 @@ def prompts(tokenizer: Any, n: int, length: int) -> list[list[int]]:
     return out
 
 
-def decode_rate(engine: Any, rows: list[list[int]], n_short: int, n_long: int) -> tuple[float, list[list[int]]]:
-    """Decoding steps/s of a batch (prefill cancelled out) and the long run's token ids."""
+NOISY_SHARE = 0.25  # a rate whose decoding is under this share of its long run is bound by the prefill's jitter
+
+
+def decode_rate(engine: Any, rows: list[list[int]], n_short: int, n_long: int) -> tuple[float, list[list[int]], float]:
+    """Decoding steps/s of a batch (prefill cancelled out), the long run's token ids, and the
+    share of the long run that the difference is (t_long - t_short) / t_long: where the prefill
+    is most of both runs (49 prompts of 768 tokens), a few per cent of its jitter is all of the
+    difference, and the rate says little (a wider batch can then read faster than a narrower one)."""
     from cuset.generate.config import GenerateConfig
     from cuset.generate.engines import Request
 
@@ -150,7 +183,8 @@ def decode_rate(engine: Any, rows: list[list[int]], n_short: int, n_long: int) -
         done = engine.run(requests, config)
         seconds[n] = time.perf_counter() - started
         tokens = [c.token_ids for c in done]
-    return (n_long - n_short) / max(seconds[n_long] - seconds[n_short], 1e-9), tokens
+    diff = seconds[n_long] - seconds[n_short]
+    return (n_long - n_short) / max(diff, 1e-9), tokens, max(diff, 0.0) / seconds[n_long]
 
 
 def staggered_stops(free: list[list[int]]) -> list[int]:
@@ -222,7 +256,7 @@ def ct2_child(model: str, length: int, n_short: int, n_long: int, batches: list[
     from cuset.generate.source import resolve_source
 
     source = resolve_source(model)
-    out: dict[str, Any] = {"rates": {}, "replies": {}, "convert_s": {}, "converted_now": {}, "bytes": {}}
+    out: dict[str, Any] = {"rates": {}, "shares": {}, "replies": {}, "convert_s": {}, "converted_now": {}, "bytes": {}}
     for compute, sizes in (("int8", batches), ("float32", [b for b in batches if b <= 8])):
         made = not (ct2_cache_dir() / folder_key(source, compute) / "config.json").is_file()
         engine = CT2Engine.load(source, compute, "cpu", progress=False)
@@ -230,8 +264,9 @@ def ct2_child(model: str, length: int, n_short: int, n_long: int, batches: list[
         out["convert_s"][compute], out["converted_now"][compute] = record["seconds"], made
         out["bytes"][compute] = os.path.getsize(os.path.join(engine.folder, "model.bin"))
         for batch in sizes:
-            out["rates"][f"{compute} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)[0]
-        _, out["replies"][compute] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)
+            rate, _, out["shares"][f"{compute} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)
+            out["rates"][f"{compute} x{batch}"] = rate
+        out["replies"][compute] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)[1]
         del engine
     out["peak_rss_gb"] = peak_rss_gb()
     return out
@@ -241,8 +276,9 @@ def child_rows(engine: Any, length: int, n_short: int, n_long: int, sizes: list[
                out: dict[str, Any]) -> None:
     """One engine's rows into `out` (run in a child process): steps/s per batch, greedy replies."""
     for batch in sizes:
-        out["rates"][f"{label} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)[0]
-    _, out["replies"][label] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)
+        rate, _, out["shares"][f"{label} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)
+        out["rates"][f"{label} x{batch}"] = rate
+    out["replies"][label] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)[1]
 
 
 def ov_child(model: str, length: int, n_short: int, n_long: int, batches: list[int], n_agree: int, own: str) -> dict[str, Any]:
@@ -254,7 +290,7 @@ def ov_child(model: str, length: int, n_short: int, n_long: int, batches: list[i
     from cuset.generate.source import resolve_source
 
     source = resolve_source(model)
-    out: dict[str, Any] = {"rates": {}, "replies": {}, "convert_s": {}, "converted_now": {}, "bytes": {}}
+    out: dict[str, Any] = {"rates": {}, "shares": {}, "replies": {}, "convert_s": {}, "converted_now": {}, "bytes": {}}
     for dtype, sizes in dict.fromkeys([(own, tuple(batches)), ("float32", (1,))]):
         folder = ov_cache_dir() / folder_key(source, dtype)
         made = not (folder / "config.json").is_file()
@@ -276,16 +312,17 @@ def transformers_baselines(model: str, small: bool, own: str) -> dict[str, Any]:
     n_short, n_long, length = (4, 68, 128) if small else (8, 40, 768)  # tiny decodes ~150 steps/s: 64 steps outlast timer noise
     batches, n_agree = ([1, 8], 3) if small else ([1, 8, 49], 10)
     base: dict[str, float] = {}
+    shares: dict[str, float] = {}
     replies: dict[str, list[list[int]]] = {}
     matrix_params = 0
     for dtype in dict.fromkeys(["float32", own]):
         engine = TransformersEngine.load(model, dtype, "cpu")
         matrix_params = step_bytes(engine.model)[1]
         for batch in (1, 8) if dtype == "float32" else batches:
-            base[f"{dtype} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)[0]
-        _, replies[dtype] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)
+            base[f"{dtype} x{batch}"], _, shares[f"{dtype} x{batch}"] = decode_rate(engine, prompts(engine.tokenizer, batch, length), n_short, n_long)
+        replies[dtype] = decode_rate(engine, prompts(engine.tokenizer, n_agree, length), 1, n_long)[1]
         del engine
-    return {"model": model, "own": own, "base": base, "replies": replies, "matrix_params": matrix_params,
+    return {"model": model, "own": own, "base": base, "shares": shares, "replies": replies, "matrix_params": matrix_params,
             "rss_gb": peak_rss_gb(), "shape": (length, n_short, n_long),
             "batches": batches, "n_agree": n_agree}
 
@@ -305,8 +342,9 @@ def engine_table(kind: str, tf: dict[str, Any], child: dict[str, Any], bandwidth
     from cuset import bf16
 
     base, own = tf["base"], tf["own"]
-    print(f"{kind + ' vs transformers':<28}{'steps/s':>9}{'tokens/s':>10}{'x tf same':>11}{'GB/step':>9}{'of bandwidth':>14}")
+    print(f"{kind + ' vs transformers':<28}{'steps/s':>9}{'tokens/s':>10}{'x tf same':>11}{'GB/step':>9}{'of bandwidth':>14}{'decode %':>10}")
     rows: dict[str, dict[str, float]] = {}
+    shares = {**{"transformers " + k: v for k, v in tf["shares"].items()}, **{kind + " " + k: v for k, v in child["shares"].items()}}
     for name, rate in [*(("transformers " + k, v) for k, v in base.items()), *((kind + " " + k, v) for k, v in child["rates"].items())]:
         engine, dtype, batch = name.split()[0], name.split()[1], int(name.split("x")[-1])
         width = bytes_per.get(dtype, 2) if engine == kind else {"float32": 4, "bfloat16": 2}[dtype]
@@ -316,14 +354,18 @@ def engine_table(kind: str, tf: dict[str, Any], child: dict[str, Any], bandwidth
         same = base.get(f"{dtype} x{batch}") or base.get(f"{own} x{batch}")
         rows[name] = {"steps_s": rate, "tok_s": rate * batch, "bw": gb * 1e9 * rate / bandwidth, "gb": gb}
         vs = f"{rate / same:>11.2f}" if engine == kind and same else f"{'':>11}"
-        print(f"{name:<28}{rate:>9.2f}{rate * batch:>10.1f}{vs}{gb:>9.2f}{rows[name]['bw']:>14.2f}")
+        print(f"{name:<28}{rate:>9.2f}{rate * batch:>10.1f}{vs}{gb:>9.2f}{rows[name]['bw']:>14.2f}{100 * shares[name]:>10.0f}")
     for dtype, seconds in child["convert_s"].items():
         when = "this run" if child["converted_now"][dtype] else "when the cached folder was made"
         print(f"{kind} {dtype} conversion: {seconds:.1f} s ({when}); weights file {child['bytes'][dtype] / 1e9:.2f} GB")
     print(f"peak RSS: transformers process {tf['rss_gb']:.2f} GB, {kind} child {child['peak_rss_gb']:.2f} GB")
+    noisy = [name for name in rows if shares[name] < NOISY_SHARE]
+    if noisy:
+        print(f"WARNING: decoding is under {NOISY_SHARE:.0%} of the timed run ({', '.join(noisy)}): the prefill's jitter can be all of "
+              "the difference, so those rates (and their ratios) are not measurements")
     over = [name for name, row in rows.items() if row["bw"] > 1.0]
     if over:
-        print(f"WARNING: over 1 of the bandwidth limit ({', '.join(over)}): the copy bandwidth undercounts what weight reads reach, "
+        print(f"WARNING: over 1 of the bandwidth limit ({', '.join(over)}): part of the weights may be re-read from the last-level cache (see the bandwidth line), "
               "or those rates are off; read them as rates, not as fractions")
     return rows
 
@@ -404,8 +446,8 @@ def main(argv: list[str] | None = None) -> int:
         from cuset import models
 
         own = models.default_score_dtype(args.model) if not models.slow_bf16_note("bfloat16", "cpu") else "float32"
-        bandwidth = copy_bandwidth(128 if args.small else 512)
-        print(f"{args.model}: copy bandwidth {bandwidth / 1e9:.1f} GB/s")
+        bandwidth = read_bandwidth(128 if args.small else 512)
+        print(f"{args.model}: {bandwidth_line(bandwidth)}")
         tf = transformers_baselines("tiny" if args.small else args.model, args.small, own)
         figures = compare_ct2(tf, bandwidth) if args.ct2_only else {}
         figures |= compare_ov(tf, bandwidth) if args.ov_only else {}
@@ -429,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     own = models.default_score_dtype(args.model) if fast_bf16 else "float32"
     widest = max(batches)
     rows_plan = [("float32", 1), ("float32", 4)] + ([("bfloat16", 1), ("bfloat16", 4)] if fast_bf16 else []) + [(own, b) for b in batches if b > 4]
-    bandwidth = copy_bandwidth(128 if args.small else 512)
+    bandwidth = read_bandwidth(128 if args.small else 512)
     peak = {"float32": matmul_flops(torch.float32, 512 if args.small else 1024)}
     if fast_bf16:
         with bf16.cpu_matmuls("bfloat16", "cpu"):
@@ -437,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"bfloat16 not measured: {models.BF16_SLOW_NOTE} (--bf16-anyway measures it); the wider batches run in float32")
     bf16_peak = f"{peak['bfloat16'] / 1e9:.0f} GFLOP/s" if fast_bf16 else "not measured"
-    print(f"{args.model}: copy bandwidth {bandwidth / 1e9:.1f} GB/s; matmul peak float32 {peak['float32'] / 1e9:.0f} "
+    print(f"{args.model}: {bandwidth_line(bandwidth)}; matmul peak float32 {peak['float32'] / 1e9:.0f} "
           f"GFLOP/s, bfloat16 {bf16_peak}; prompts {length} tokens, steps {n_short}->{n_long}")
     engines: dict[str, Any] = {}
     results: dict[tuple[str, int], dict[str, float]] = {}
@@ -448,26 +490,26 @@ def main(argv: list[str] | None = None) -> int:
             engines[dtype] = TransformersEngine.load(args.model, dtype, "cpu")
         engine = engines[dtype]
         rows = prompts(engine.tokenizer, batch, length)
-        rate, tokens = decode_rate(engine, rows, n_short, n_long)
+        rate, tokens, share = decode_rate(engine, rows, n_short, n_long)
         if (dtype, batch) == (own, widest):
             stagger = ragged(engine, rows, tokens, n_long)
         nbytes, nparams = step_bytes(engine.model)
         if dtype == "bfloat16" and emulated:
             nbytes *= 2  # the weights' float32 copies are what the GEMMs read
         results[(dtype, batch)] = {"steps_s": rate, "tok_s": rate * batch, "bw": nbytes * rate / bandwidth,
-                                   "flop": 2 * nparams * batch * rate / peak[dtype], "gb": nbytes / 1e9}
+                                   "flop": 2 * nparams * batch * rate / peak[dtype], "gb": nbytes / 1e9, "share": share}
         if batch == 1:
             agree_rows = prompts(engine.tokenizer, n_agree, length)
-            _, replies[dtype] = decode_rate(engine, agree_rows, 1, n_long)
+            replies[dtype] = decode_rate(engine, agree_rows, 1, n_long)[1]
     engines.clear()
     base = results[("float32", 4)]["tok_s"]
     chosen_dtype = own
     chosen = results[(chosen_dtype, widest)]
-    print(f"{'path':<28}{'steps/s':>9}{'tokens/s':>10}{'x old':>7}{'GB/step':>9}{'of bandwidth':>14}{'of matmul peak':>16}")
+    print(f"{'path':<28}{'steps/s':>9}{'tokens/s':>10}{'x old':>7}{'GB/step':>9}{'of bandwidth':>14}{'of matmul peak':>16}{'decode %':>10}")
     for (dtype, batch), r in results.items():
         mark = " *" if (dtype, batch) == (chosen_dtype, widest) else ("  (old path)" if (dtype, batch) == ("float32", 4) else "")
         print(f"{'transformers ' + dtype + ' x' + str(batch):<28}{r['steps_s']:>9.2f}{r['tok_s']:>10.1f}{r['tok_s'] / base:>7.2f}"
-              f"{r['gb']:>9.2f}{r['bw']:>14.2f}{r['flop']:>16.2f}{mark}")
+              f"{r['gb']:>9.2f}{r['bw']:>14.2f}{r['flop']:>16.2f}{100 * r['share']:>10.0f}{mark}")
     for name, why in (("llama-cpp-python", "no binary wheel on the package index (a source build of llama.cpp)"),
                       ("vllm (CPU)", "its CPU build is not on PyPI")):
         print(f"{name:<28} not measured: {why}")
