@@ -82,6 +82,11 @@ def l3_bytes() -> int:
     return max(sizes, default=0)
 
 
+def read_bytes(mib: int) -> int:
+    """The size read_bandwidth reads: `mib` MiB, and at least 4x the last-level cache."""
+    return max(mib * 1024 * 1024, 4 * l3_bytes())
+
+
 def read_bandwidth(mib: int = 512, repeats: int = 5) -> float:
     """Best bytes/s of a streaming read (a sum) over a float32 tensor of at least `mib` MiB and
     4x the last-level cache, so that it comes from memory, over `repeats` tries. A decoding step
@@ -89,8 +94,7 @@ def read_bandwidth(mib: int = 512, repeats: int = 5) -> float:
     this benchmark's reference until 2026-12-07)."""
     import torch
 
-    size = max(mib * 1024 * 1024, 4 * l3_bytes())
-    src = torch.ones(size // 4, dtype=torch.float32)
+    src = torch.ones(read_bytes(mib) // 4, dtype=torch.float32)
     src.sum()
     best = 0.0
     for _ in range(repeats):
@@ -100,9 +104,9 @@ def read_bandwidth(mib: int = 512, repeats: int = 5) -> float:
     return best
 
 
-def bandwidth_line(bandwidth: float) -> str:
+def bandwidth_line(bandwidth: float, mib: int) -> str:
     l3 = l3_bytes()
-    return (f"read bandwidth {bandwidth / 1e9:.1f} GB/s (a sum over {max(512 * 1024**2, 4 * l3) / 1024**3:.1f} GiB"
+    return (f"read bandwidth {bandwidth / 1e9:.1f} GB/s (a sum over {read_bytes(mib) / 1024**3:.1f} GiB"
             + (f"; last-level cache {l3 / 1024**2:.0f} MiB: weights under ~4x that can be partly re-read from it, so a "
                "fraction of the limit above 1 is possible there" if l3 else "") + ")")
 
@@ -446,8 +450,9 @@ def main(argv: list[str] | None = None) -> int:
         from cuset import models
 
         own = models.default_score_dtype(args.model) if not models.slow_bf16_note("bfloat16", "cpu") else "float32"
-        bandwidth = read_bandwidth(128 if args.small else 512)
-        print(f"{args.model}: {bandwidth_line(bandwidth)}")
+        mib = 128 if args.small else 512
+        bandwidth = read_bandwidth(mib)
+        print(f"{args.model}: {bandwidth_line(bandwidth, mib)}")
         tf = transformers_baselines("tiny" if args.small else args.model, args.small, own)
         figures = compare_ct2(tf, bandwidth) if args.ct2_only else {}
         figures |= compare_ov(tf, bandwidth) if args.ov_only else {}
@@ -471,7 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     own = models.default_score_dtype(args.model) if fast_bf16 else "float32"
     widest = max(batches)
     rows_plan = [("float32", 1), ("float32", 4)] + ([("bfloat16", 1), ("bfloat16", 4)] if fast_bf16 else []) + [(own, b) for b in batches if b > 4]
-    bandwidth = read_bandwidth(128 if args.small else 512)
+    mib = 128 if args.small else 512
+    bandwidth = read_bandwidth(mib)
     peak = {"float32": matmul_flops(torch.float32, 512 if args.small else 1024)}
     if fast_bf16:
         with bf16.cpu_matmuls("bfloat16", "cpu"):
@@ -479,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"bfloat16 not measured: {models.BF16_SLOW_NOTE} (--bf16-anyway measures it); the wider batches run in float32")
     bf16_peak = f"{peak['bfloat16'] / 1e9:.0f} GFLOP/s" if fast_bf16 else "not measured"
-    print(f"{args.model}: {bandwidth_line(bandwidth)}; matmul peak float32 {peak['float32'] / 1e9:.0f} "
+    print(f"{args.model}: {bandwidth_line(bandwidth, mib)}; matmul peak float32 {peak['float32'] / 1e9:.0f} "
           f"GFLOP/s, bfloat16 {bf16_peak}; prompts {length} tokens, steps {n_short}->{n_long}")
     engines: dict[str, Any] = {}
     results: dict[tuple[str, int], dict[str, float]] = {}

@@ -45,6 +45,7 @@ from cuset.evaluate.rejudge import (
 from cuset.experiment.config import RESULTS_DIR
 from cuset.experiment.results import RunInfo, kept_replies, read_replies, read_table, replies_path, write_reply_file
 from cuset.files import atomic_write
+from cuset.generate.kernel_only import extraction, wrappers_of
 
 CSV_NAME = "rejudge.csv"
 EXPERIMENT_COLUMNS = ("model", "method", "seed", "mode", "task", "level", "split", "family", "sample", "old_status", "status",
@@ -105,17 +106,6 @@ def _unit_settings(folder: Path, info: Any, overrides: Mapping[str, Any] | None)
     return Settings.of(data, overrides), where, str(data.get("suite") or "bundled"), str(data.get("protocol") or "full")
 
 
-def reextracted(reply: str, protocol: str, task: Any) -> str:
-    """The candidate code today's extractor takes from `reply` under `protocol` (what a pass
-    would store now); a kernel-only reply is spliced into the task's wrapper."""
-    from cuset.generate.extract import extract_code
-    from cuset.generate.kernel_only import extract, wrappers_of
-
-    if protocol == "kernel-only":
-        return extract(reply, wrappers_of({task.id: task.reference_text or ""})[task.id]).code
-    return extract_code(reply).code
-
-
 def unit_name(info: Any) -> str:
     """A unit as `--unit` names it: MODEL/METHOD/sSEED/MODE (its key without `eval/`)."""
     return f"{info.model}/{info.method}/s{info.seed}/{info.mode}"
@@ -126,7 +116,7 @@ def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = No
     """Each kept unit with its stored candidates (those `only` names, when it names some); the
     units of candidates.csv without replies; and how many replies' own status differs from
     candidates.csv's (which counts as old). With `reextract`, each candidate's code is what
-    today's extractor takes from its reply (reextracted), not the code stored with it. Raises
+    today's extractor takes from its reply, not the code stored with it. Raises
     ValueError for a name in `only` that is no kept unit."""
     csv = read_table(folder / "candidates.csv")
     need = {"model", "method", "seed", "mode", "task", "sample", "status"}
@@ -153,6 +143,9 @@ def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = No
         replies = read_replies(folder, info)
         name = f"{folder.name}/replies/{info.model}_{info.method}_s{info.seed}_{info.mode}"
         tasks = task_texts(suite, [str(r["task"]) for r in replies], name)
+        wrappers = None  # reextract under kernel-only: each task's wrapper, made once per unit
+        if reextract and protocol == "kernel-only":
+            wrappers = wrappers_of({t: tasks[t].reference_text or "" for t in {str(r["task"]) for r in replies}})
         stored = []
         for number, r in enumerate(replies, 1):
             row = rows.get((info.model, info.method, info.seed, info.mode, str(r["task"]), int(r["sample"])))
@@ -161,7 +154,10 @@ def experiment_candidates(folder: Path, overrides: Mapping[str, Any] | None = No
                                  f"(the replies and the table are from different passes: rewrite the results folder)")
             mismatch += str(r["status"]) != str(row["status"])
             task = tasks[str(r["task"])]
-            code = reextracted(str(r["reply"] or ""), protocol, task) if reextract else r["code"]
+            if reextract:  # what a pass would store now (cuset.generate.run uses the same extraction)
+                code = extraction(str(r["reply"] or ""), wrappers[task.id] if wrappers is not None else None).code
+            else:
+                code = r["code"]
             cand = stored_candidate(task, r["sample"], code, r["reply"], row.get("level"), row.get("family"), row.get("split"))
             line = r.get("error_line")
             old = {"task_id": cand.task_id, "sample": cand.sample, "level": cand.level, "family": cand.family, "split": cand.split,
@@ -295,13 +291,13 @@ def _store_verdicts(folder: Path, unit: UnitRejudge) -> int | None:
     folder is rewritten from the store (--results-only, every pass), which would otherwise bring
     the old verdicts back. The run id, or None when the store has no such run."""
     from cuset.evaluate.results import ResultStore
-    from cuset.experiment.runner import unit_label
+    from cuset.experiment.runner import State, unit_label
 
     try:
-        state = json.loads((folder / "state.json").read_text())
-    except (OSError, ValueError):
+        us = State.load(folder / "state.json").units.get(f"eval/{unit_name(unit.info)}")
+    except (OSError, ValueError, TypeError):
         return None
-    run_id = ((state.get("units") or {}).get(f"eval/{unit_name(unit.info)}") or {}).get("run_id")
+    run_id = us.run_id if us is not None else None
     if run_id is None:
         return None
     store = ResultStore()
@@ -331,7 +327,7 @@ def command(args: Any, overrides: Mapping[str, Any]) -> int:
     folder = results_folder(args.experiment)
     paths = experiment_out(folder, args.out, args.force)
     try:
-        result = rejudge_experiment(folder, overrides, args.workers, progress, args.unit, getattr(args, "reextract", False))
+        result = rejudge_experiment(folder, overrides, args.workers, progress, args.unit, args.reextract)
     finally:
         while bars:
             bars.pop().close()

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from cuset.generate.extract import FENCE, Extraction, fenced_blocks
+from cuset.generate.extract import FENCE, Extraction, extract_code, fenced_blocks
 from cuset.generate.prompts import OneShot, load_one_shot
 
 PLACEHOLDER = "/* YOUR CUDA SOURCE HERE */"
@@ -187,6 +187,12 @@ def extract(reply: str, wrapper: Wrapper) -> Extraction:
     except SyntaxError as exc:  # cannot happen for a well-formed wrapper; say so rather than hide it
         return Extraction(code, method, f"the spliced module does not parse (line {exc.lineno}: {exc.msg})", False, n_blocks)
     return Extraction(code, method, note, True, n_blocks)
+
+
+def extraction(reply: str, wrapper: Wrapper | None) -> Extraction:
+    """A reply's candidate under its protocol: kernel-only (its source spliced into `wrapper`),
+    or, with no wrapper, the full protocol's module (extract.extract_code)."""
+    return extract(reply, wrapper) if wrapper is not None else extract_code(reply)
 
 
 def wrappers_of(references: dict[str, Any]) -> dict[str, Wrapper]:

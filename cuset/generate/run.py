@@ -18,10 +18,8 @@ from typing import Any
 
 from cuset.generate.config import GenerateConfig
 from cuset.generate.engines import Engine, Request
-from cuset.generate.extract import extract_code
 from cuset.generate.kernel_only import build_prompt as kernel_prompt
-from cuset.generate.kernel_only import extract as kernel_extract
-from cuset.generate.kernel_only import wrappers_of
+from cuset.generate.kernel_only import extraction, wrappers_of
 from cuset.generate.prompts import build_prompt, encode_prompt, load_one_shot, render_prompt
 from cuset.generate.registry import make_engine
 from cuset.generate.source import resolve_source
@@ -161,7 +159,7 @@ def generate(
     seconds = time.perf_counter() - started
     generations: dict[str, list[Generation]] = {task_id: [] for task_id in tasks}
     for (task_id, index), request, done in zip(keys, requests, completions):
-        found = kernel_extract(done.text, wrappers[task_id]) if wrappers is not None else extract_code(done.text)
+        found = extraction(done.text, wrappers[task_id] if wrappers is not None else None)
         generations[task_id].append(
             Generation(task_id, index, done.text, found.code, found.method, found.reason, found.syntax_ok,
                        len(done.token_ids), len(request.prompt_ids), done.seconds, done.finish_reason, request.seed)
